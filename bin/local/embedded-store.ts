@@ -1,0 +1,63 @@
+import { mkdirSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { CreateTableCommand, DynamoDBClient, ResourceInUseException } from '@aws-sdk/client-dynamodb';
+import dynalite from 'dynalite';
+import { KEY_TABLE } from '../../lambda/auth/key-table.ts';
+
+/** Table name of the embedded store (a deployed stack names its own). */
+export const LOCAL_KEY_TABLE = 'gateway-keys';
+
+export interface EmbeddedStore {
+  endpoint: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The DynamoDB API served in-process by dynalite on 127.0.0.1, persisted under `dataDir`
+ * (in memory when undefined). The gateway talks to it with the same DynamoDB client code it
+ * uses on AWS.
+ */
+export async function startEmbeddedStore(dataDir: string | undefined): Promise<EmbeddedStore> {
+  if (dataDir !== undefined) mkdirSync(dataDir, { recursive: true });
+  const server = dynalite({ path: dataDir === undefined ? undefined : `${dataDir}/dynamodb`, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** A DynamoDB client for a loopback store: fixed region and dummy credentials, no retries. */
+export function localDynamoClient(endpoint: string): DynamoDBClient {
+  return new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+}
+
+/** Creates the key table with the deployed stack's schema, unless it exists. */
+export async function ensureKeyTable(client: DynamoDBClient, tableName: string): Promise<void> {
+  try {
+    await client.send(
+      new CreateTableCommand({
+        TableName: tableName,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [
+          { AttributeName: KEY_TABLE.partitionKey, AttributeType: 'S' },
+          { AttributeName: KEY_TABLE.idAttribute, AttributeType: 'S' },
+        ],
+        KeySchema: [{ AttributeName: KEY_TABLE.partitionKey, KeyType: 'HASH' }],
+        GlobalSecondaryIndexes: [
+          {
+            IndexName: KEY_TABLE.idIndex,
+            KeySchema: [{ AttributeName: KEY_TABLE.idAttribute, KeyType: 'HASH' }],
+            Projection: { ProjectionType: 'KEYS_ONLY' },
+          },
+        ],
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ResourceInUseException)) throw error;
+  }
+}

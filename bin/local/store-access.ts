@@ -1,0 +1,67 @@
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoKeyStore } from '../../lambda/auth/key-store.ts';
+import { ensureKeyTable, localDynamoClient, LOCAL_KEY_TABLE, startEmbeddedStore } from './embedded-store.ts';
+
+/**
+ * The embedded store's database can be open in one process only (LevelDB locks it), so a
+ * running `npm start` leaves a marker with its endpoint and the key CLI talks to that.
+ */
+const MARKER = 'store-endpoint.json';
+
+export interface OpenedStore {
+  store: DynamoKeyStore;
+  close(): Promise<void>;
+}
+
+export function writeStoreMarker(dataDir: string, endpoint: string): void {
+  writeFileSync(join(dataDir, MARKER), JSON.stringify({ endpoint, pid: process.pid }));
+}
+
+export function removeStoreMarker(dataDir: string): void {
+  rmSync(join(dataDir, MARKER), { force: true });
+}
+
+/** The running server's store if there is one, else the data directory opened here. */
+export async function openLocalStore(dataDir: string): Promise<OpenedStore> {
+  const running = await runningEndpoint(dataDir);
+  if (running !== undefined) {
+    const client = localDynamoClient(running);
+    return { store: new DynamoKeyStore(LOCAL_KEY_TABLE, client), close: async () => client.destroy() };
+  }
+  const embedded = await startEmbeddedStore(dataDir);
+  const client = localDynamoClient(embedded.endpoint);
+  await ensureKeyTable(client, LOCAL_KEY_TABLE);
+  return {
+    store: new DynamoKeyStore(LOCAL_KEY_TABLE, client),
+    close: async () => {
+      client.destroy();
+      await embedded.close();
+    },
+  };
+}
+
+async function runningEndpoint(dataDir: string): Promise<string | undefined> {
+  let marker: { endpoint?: unknown; pid?: unknown };
+  try {
+    marker = JSON.parse(readFileSync(join(dataDir, MARKER), 'utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof marker.endpoint !== 'string' || typeof marker.pid !== 'number') return undefined;
+  try {
+    process.kill(marker.pid, 0);
+  } catch {
+    return undefined;
+  }
+  const client = localDynamoClient(marker.endpoint);
+  try {
+    await client.send(new ListTablesCommand({}));
+    return marker.endpoint;
+  } catch {
+    return undefined;
+  } finally {
+    client.destroy();
+  }
+}

@@ -1,0 +1,10 @@
+// jest in native ESM mode (middy v7 is ESM-only); TypeScript is stripped by esbuild.
+export default {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  extensionsToTreatAsEsm: ['.ts'],
+  transform: { '^.+\\.ts$': '<rootDir>/test/support/esbuild-jest.cjs' },
+  setupFiles: ['<rootDir>/test/support/setup-env.ts'],
+  testTimeout: 30_000,
+};

@@ -1,0 +1,24 @@
+/**
+ * The key table's schema, shared by the CDK stack, the local embedded store and the key CLI so
+ * that all three agree on names. One item per key; the partition key is the key's SHA-256.
+ */
+export const KEY_TABLE = {
+  partitionKey: 'keyHash',
+  /** Global secondary index for finding a key by its public id (list, revoke). */
+  idIndex: 'byId',
+  idAttribute: 'id',
+} as const;
+
+/** What the gateway knows about an issued key; never the key itself. */
+export interface KeyRecord {
+  keyHash: string;
+  id: string;
+  name: string;
+  createdAt: string;
+  /** Epoch seconds; absent = never expires. */
+  expiresAt?: number;
+  revoked: boolean;
+  /** Model globs this key may use; absent = any model. */
+  models?: string[];
+  lastUsedAt?: string;
+}

@@ -1,0 +1,46 @@
+/**
+ * Runtime knobs, read from the environment once per cold start. Every one has a default, so a
+ * bare environment works.
+ */
+export interface Settings {
+  /** How long a looked-up key is trusted before the table is read again. */
+  keyCacheSeconds: number;
+  /** Largest request body accepted (Anthropic's own limit is 32 MB; Lambda caps at 6 MB). */
+  maxBodyBytes: number;
+  /** Streaming requests: longest wait for the upstream's response headers. */
+  firstByteTimeoutMs: number;
+  /** Safety margin kept before the function timeout, to end streams cleanly. */
+  deadlineMarginMs: number;
+  /** `lastUsedAt` is written at most this often per key. */
+  lastUsedIntervalSeconds: number;
+  /** When set, requests must carry `x-origin-verify` with this value (CloudFront in front). */
+  originSecret: string | undefined;
+}
+
+export const DEFAULT_SETTINGS: Settings = {
+  keyCacheSeconds: 30,
+  maxBodyBytes: 32 * 1024 * 1024,
+  firstByteTimeoutMs: 120_000,
+  deadlineMarginMs: 2_000,
+  lastUsedIntervalSeconds: 300,
+  originSecret: undefined,
+};
+
+export function settingsFromEnv(env: NodeJS.ProcessEnv): Settings {
+  return {
+    keyCacheSeconds: number(env, 'GATEWAY_KEY_CACHE_SECONDS', DEFAULT_SETTINGS.keyCacheSeconds),
+    maxBodyBytes: number(env, 'GATEWAY_MAX_BODY_BYTES', DEFAULT_SETTINGS.maxBodyBytes),
+    firstByteTimeoutMs: number(env, 'GATEWAY_FIRST_BYTE_TIMEOUT_MS', DEFAULT_SETTINGS.firstByteTimeoutMs),
+    deadlineMarginMs: number(env, 'GATEWAY_DEADLINE_MARGIN_MS', DEFAULT_SETTINGS.deadlineMarginMs),
+    lastUsedIntervalSeconds: number(env, 'GATEWAY_LAST_USED_INTERVAL_SECONDS', DEFAULT_SETTINGS.lastUsedIntervalSeconds),
+    originSecret: env.GATEWAY_ORIGIN_SECRET || undefined,
+  };
+}
+
+function number(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got "${raw}"`);
+  return value;
+}

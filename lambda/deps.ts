@@ -1,0 +1,27 @@
+import type { KeyRecord } from './auth/key-table.ts';
+import type { Router } from './config/routing.ts';
+import type { Settings } from './config/settings.ts';
+import type { CredentialSource } from './upstream/credentials.ts';
+
+/** The key-table operations the request path needs. */
+export interface KeyLookup {
+  get(keyHash: string): Promise<KeyRecord | undefined>;
+  touch(keyHash: string, now: Date, intervalSeconds: number): Promise<void>;
+}
+
+/** Everything the gateway gets from its runtime; built by `lambda/handler.ts` or by tests. */
+export interface GatewayDeps {
+  router: Router;
+  keys: KeyLookup;
+  credentials: CredentialSource;
+  settings: Settings;
+  /** Receives one JSON line per request. */
+  log: (line: string) => void;
+  fetch: typeof fetch;
+}
+
+export interface HandlerResponse {
+  statusCode: number;
+  headers: Record<string, string>;
+  body: string | ReadableStream<Uint8Array>;
+}

@@ -1,0 +1,86 @@
+/**
+ * The one error type the gateway throws. It carries what every wire format needs to render it
+ * (status, a format-neutral kind, a message safe to show) and nothing format-specific: the
+ * envelopes live in `formats/<format>/errors.ts`.
+ */
+export type ErrorKind =
+  | 'invalid_request'
+  | 'authentication'
+  | 'permission'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'request_too_large'
+  | 'unsupported_media_type'
+  | 'upgrade_required'
+  | 'rate_limit'
+  | 'not_implemented'
+  | 'upstream_unreachable'
+  | 'upstream_timeout'
+  | 'configuration'
+  | 'internal';
+
+export interface GatewayErrorOptions {
+  /** Extra response headers, e.g. `allow` on a 405 or `retry-after` on a 429. */
+  headers?: Record<string, string>;
+  /** OpenAI-style machine code (`invalid_api_key`, `model_not_found`...). */
+  code?: string;
+  /** The request field at fault, when there is one. */
+  param?: string;
+  cause?: unknown;
+}
+
+const STATUS: Record<ErrorKind, number> = {
+  invalid_request: 400,
+  authentication: 401,
+  permission: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  request_too_large: 413,
+  unsupported_media_type: 415,
+  upgrade_required: 426,
+  rate_limit: 429,
+  not_implemented: 501,
+  upstream_unreachable: 502,
+  upstream_timeout: 504,
+  configuration: 500,
+  internal: 500,
+};
+
+/** Errors no retry can fix: clients are told so with `x-should-retry: false`. */
+const FINAL: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
+  'invalid_request',
+  'authentication',
+  'permission',
+  'not_found',
+  'method_not_allowed',
+  'request_too_large',
+  'unsupported_media_type',
+  'upgrade_required',
+  'not_implemented',
+  'configuration',
+]);
+
+export class GatewayError extends Error {
+  override readonly name = 'GatewayError';
+  readonly kind: ErrorKind;
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly code: string | undefined;
+  readonly param: string | undefined;
+
+  constructor(kind: ErrorKind, message: string, options: GatewayErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.kind = kind;
+    this.status = STATUS[kind];
+    this.code = options.code;
+    this.param = options.param;
+    this.headers = { ...options.headers };
+    if (FINAL.has(kind)) this.headers['x-should-retry'] = 'false';
+  }
+}
+
+/** Anything thrown that is not a GatewayError becomes an opaque 500: internals never leak. */
+export function toGatewayError(error: unknown): GatewayError {
+  if (error instanceof GatewayError) return error;
+  return new GatewayError('internal', 'The gateway failed to handle the request.', { cause: error });
+}

@@ -1,0 +1,101 @@
+/**
+ * Byte-preserving edits of a JSON request body.
+ *
+ * Passthrough must forward the client's body untouched (thinking signatures, cache prefixes and
+ * fields we do not know all depend on it), yet a route may rename the model. Re-serializing the
+ * whole body would renormalize numbers and escapes, so this scanner finds the top-level member
+ * and splices only its value.
+ */
+
+/**
+ * Returns `json` with the top-level string member `key` set to `value`, every other byte
+ * unchanged. `json` must be a valid JSON object (the caller has parsed it already); when the
+ * member is absent the text is returned as is.
+ */
+export function replaceTopLevelString(json: string, key: string, value: string): string {
+  const span = findTopLevelValue(json, key);
+  if (!span) return json;
+  return json.slice(0, span.start) + JSON.stringify(value) + json.slice(span.end);
+}
+
+interface Span {
+  start: number;
+  end: number;
+}
+
+/** Locates the value of the last top-level member named `key` (JSON.parse keeps the last one). */
+function findTopLevelValue(json: string, key: string): Span | undefined {
+  let depth = 0;
+  let found: Span | undefined;
+  let expectKey = false;
+  for (let i = 0; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (c === 34 /* " */) {
+      const end = skipString(json, i);
+      if (depth === 1 && expectKey) {
+        const colon = skipWhitespace(json, end);
+        const valueStart = skipWhitespace(json, colon + 1);
+        if (JSON.parse(json.slice(i, end)) === key) {
+          found = { start: valueStart, end: skipValue(json, valueStart) };
+        }
+        expectKey = false;
+        i = colon;
+        continue;
+      }
+      i = end - 1;
+    } else if (c === 123 /* { */ || c === 91 /* [ */) {
+      depth++;
+      expectKey = c === 123 && depth === 1;
+    } else if (c === 125 /* } */ || c === 93 /* ] */) {
+      depth--;
+    } else if (c === 44 /* , */ && depth === 1) {
+      expectKey = true;
+    }
+  }
+  return found;
+}
+
+/** Index just past the string literal that opens at `start`. */
+function skipString(json: string, start: number): number {
+  for (let i = start + 1; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (c === 92 /* \ */) i++;
+    else if (c === 34) return i + 1;
+  }
+  return json.length;
+}
+
+function skipWhitespace(json: string, start: number): number {
+  let i = start;
+  while (i < json.length && (json[i] === ' ' || json[i] === '\n' || json[i] === '\r' || json[i] === '\t')) i++;
+  return i;
+}
+
+/** Index just past the JSON value that starts at `start`. */
+function skipValue(json: string, start: number): number {
+  const c = json.charCodeAt(start);
+  if (c === 34) return skipString(json, start);
+  if (c !== 123 && c !== 91) {
+    let i = start;
+    while (i < json.length && !',}] \n\r\t'.includes(json[i] as string)) i++;
+    return i;
+  }
+  let depth = 0;
+  for (let i = start; i < json.length; i++) {
+    const ch = json.charCodeAt(i);
+    if (ch === 34) i = skipString(json, i) - 1;
+    else if (ch === 123 || ch === 91) depth++;
+    else if ((ch === 125 || ch === 93) && --depth === 0) return i + 1;
+  }
+  return json.length;
+}
+
+/** Parses text that should hold a JSON object; undefined for anything else. */
+export function parseJsonObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}

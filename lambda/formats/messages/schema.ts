@@ -1,0 +1,25 @@
+import * as z from 'zod/mini';
+
+/**
+ * What the gateway itself reads from a Messages request. Objects are loose: every field the
+ * gateway does not read passes through to the upstream untouched.
+ * @see ../../../../shared/reference/wire-formats.md §1.2
+ */
+const Message = z.looseObject({
+  role: z.string(),
+  content: z.union([z.string(), z.array(z.unknown())]),
+});
+
+export const MessagesRequest = z.looseObject({
+  model: z.string().check(z.minLength(1)),
+  max_tokens: z.int().check(z.minimum(0)),
+  messages: z.array(Message),
+  stream: z.optional(z.boolean()),
+});
+
+export const CountTokensRequest = z.looseObject({
+  model: z.string().check(z.minLength(1)),
+  messages: z.array(Message),
+});
+
+export type MessagesRequest = z.infer<typeof MessagesRequest>;

@@ -1,0 +1,32 @@
+import { leadingEventName, parseSseEvent, sseEventType } from '../sse/event-splitter.ts';
+import type { StreamObserver } from '../stream-observer.ts';
+import { fromMessagesUsage, isRecord, type Usage } from '../../observability/usage.ts';
+import { parseJsonObject } from '../json-fields.ts';
+import { messagesErrorEvent } from './errors.ts';
+
+/**
+ * Messages streams: usage comes from `message_start` and the cumulative `message_delta`;
+ * `message_stop` (or the upstream's own `error` event) ends the stream.
+ * @see ../../../../shared/reference/wire-formats.md §1.6
+ */
+export class MessagesStreamObserver implements StreamObserver {
+  finished = false;
+  usage: Usage | undefined;
+
+  event(bytes: Buffer): void {
+    const name = leadingEventName(bytes);
+    const type = name ?? sseEventType(parseSseEvent(bytes));
+    if (type === 'message_start' || type === 'message_delta') {
+      const data = parseJsonObject(parseSseEvent(bytes).data);
+      const usage = type === 'message_start' ? (isRecord(data?.message) ? data.message.usage : undefined) : data?.usage;
+      if (isRecord(usage)) this.usage = fromMessagesUsage(usage, this.usage);
+    } else if (type === 'message_stop' || type === 'error') {
+      this.finished = true;
+    }
+  }
+
+  failure(message: string): string {
+    this.finished = true;
+    return messagesErrorEvent('api_error', message);
+  }
+}

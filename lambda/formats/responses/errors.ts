@@ -1,0 +1,29 @@
+import type { ErrorKind, GatewayError } from '../../errors.ts';
+
+/**
+ * OpenAI error envelope: `{"error":{"message","type","param","code"}}`.
+ * @see ../../../../shared/reference/wire-formats.md §2.7
+ */
+const ERROR_TYPE: Record<ErrorKind, [type: string, code: string | null]> = {
+  invalid_request: ['invalid_request_error', null],
+  authentication: ['invalid_request_error', 'invalid_api_key'],
+  permission: ['permission_error', 'model_not_allowed'],
+  not_found: ['invalid_request_error', 'not_found'],
+  method_not_allowed: ['invalid_request_error', 'method_not_allowed'],
+  request_too_large: ['invalid_request_error', 'request_too_large'],
+  unsupported_media_type: ['invalid_request_error', 'unsupported_media_type'],
+  upgrade_required: ['invalid_request_error', 'websocket_not_supported'],
+  rate_limit: ['rate_limit_error', 'rate_limit_exceeded'],
+  not_implemented: ['invalid_request_error', 'not_implemented'],
+  upstream_unreachable: ['server_error', 'upstream_unreachable'],
+  upstream_timeout: ['server_error', 'upstream_timeout'],
+  configuration: ['server_error', 'gateway_misconfigured'],
+  internal: ['server_error', null],
+};
+
+export function responsesErrorBody(error: GatewayError): string {
+  const [type, code] = ERROR_TYPE[error.kind];
+  return JSON.stringify({
+    error: { message: error.message, type, param: error.param ?? null, code: error.code ?? code },
+  });
+}

@@ -1,0 +1,16 @@
+import type { Usage } from '../observability/usage.ts';
+
+/**
+ * Watches the events of a relayed stream without changing them: it learns the usage and
+ * whether the stream reached its terminal event, and knows how to end the stream in its
+ * format when the upstream fails.
+ */
+export interface StreamObserver {
+  /** Called with each complete event's bytes, in order. */
+  event(bytes: Buffer): void;
+  /** True once the stream carried its terminal event (success or the upstream's own error). */
+  readonly finished: boolean;
+  readonly usage: Usage | undefined;
+  /** The in-stream error event(s) that close the stream after a failure. */
+  failure(message: string): string;
+}

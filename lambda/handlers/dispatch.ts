@@ -1,0 +1,43 @@
+import type { LambdaFunctionURLEvent } from 'aws-lambda';
+import type { GatewayDeps, HandlerResponse } from '../deps.ts';
+import { GatewayError } from '../errors.ts';
+import type { RequestState } from '../request-state.ts';
+import { forward } from './forward.ts';
+import { listMessagesModels, listResponsesModels } from './models.ts';
+
+/** Runs the route the middlewares resolved; every answer carries the request id. */
+export async function dispatch(event: LambdaFunctionURLEvent, state: RequestState, deps: GatewayDeps): Promise<HandlerResponse> {
+  return identify(state, await run(event, state, deps));
+}
+
+function run(event: LambdaFunctionURLEvent, state: RequestState, deps: GatewayDeps): HandlerResponse | Promise<HandlerResponse> {
+  switch (state.route?.name) {
+    case 'messages':
+    case 'responses':
+      return forward(state, deps, 'create', event.headers);
+    case 'count_tokens':
+      return forward(state, deps, 'count_tokens', event.headers);
+    case 'messages_models':
+      return listMessagesModels(deps.router, state);
+    case 'responses_models':
+      return listResponsesModels(deps.router, state);
+    case 'probe':
+      return { statusCode: 200, headers: {}, body: '' };
+    case 'responses_websocket':
+      // Codex falls back to HTTP streaming at once on a 426, but retries other statuses.
+      if (event.headers.upgrade?.toLowerCase() === 'websocket') {
+        throw new GatewayError('upgrade_required', 'WebSocket transport is not supported; use HTTP streaming (Codex: supports_websockets = false).');
+      }
+      throw new GatewayError('method_not_allowed', 'Use POST for /responses.', { headers: { allow: 'POST' } });
+    case undefined:
+      throw new GatewayError('not_found', 'No route.');
+  }
+}
+
+/** Adds both request-id headers (Anthropic's SDK reads `request-id`, OpenAI's `x-request-id`). */
+export function identify(state: RequestState, response: HandlerResponse): HandlerResponse {
+  state.status ??= response.statusCode;
+  response.headers['request-id'] = state.id;
+  response.headers['x-request-id'] = state.id;
+  return response;
+}

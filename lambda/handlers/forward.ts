@@ -1,0 +1,86 @@
+import { GatewayError } from '../errors.ts';
+import type { GatewayDeps, HandlerResponse } from '../deps.ts';
+import type { RequestState } from '../request-state.ts';
+import { replaceTopLevelString, parseJsonObject } from '../formats/json-fields.ts';
+import { MessagesStreamObserver } from '../formats/messages/stream-observer.ts';
+import { ResponsesStreamObserver } from '../formats/responses/stream-observer.ts';
+import { fromMessagesUsage, fromResponsesUsage, isRecord } from '../observability/usage.ts';
+import { callUpstream, isTimeout } from '../upstream/call-upstream.ts';
+import { clientResponseHeaders, upstreamRequestHeaders } from '../upstream/headers.ts';
+import { providerHeaders, speaksFamily, upstreamFormatName, upstreamUrl, type Operation } from '../upstream/providers.ts';
+import { bytesStream, readBody, relaySse } from '../upstream/relay.ts';
+import { simulate } from '../upstream/simulator/simulator.ts';
+import { countTokensLocally } from './count-tokens.ts';
+
+/**
+ * Sends a validated request to the upstream its model routes to and relays the answer.
+ * Same-format only: the body goes out byte-for-byte (bar a model rename) and the upstream's
+ * status, body and relevant headers come back unmodified.
+ */
+export async function forward(state: RequestState, deps: GatewayDeps, operation: Operation, clientHeaders: Record<string, string | undefined>): Promise<HandlerResponse> {
+  const model = state.model as string;
+  const match = deps.router.select(model);
+  if (!match) throw new GatewayError('not_found', `No route for model "${model}".`, { code: 'model_not_found', param: 'model' });
+  const { upstream, upstreamModel } = match;
+  state.upstream = upstream.name;
+  state.upstreamModel = upstreamModel;
+  if (!speaksFamily(upstream.type, state.family)) {
+    const from = state.family === 'messages' ? 'Messages' : 'Responses';
+    throw new GatewayError('not_implemented', `Model "${model}" is routed to upstream "${upstream.name}" (${upstreamFormatName(upstream.type)}); serving ${from} clients from it needs format translation, which this gateway does not do yet.`);
+  }
+  if (operation === 'count_tokens' && upstream.type !== 'anthropic') return countTokensLocally(state);
+
+  const body = upstreamModel === model ? (state.rawBody as string) : replaceTopLevelString(state.rawBody as string, 'model', upstreamModel);
+  const abort = new AbortController();
+  const signal = AbortSignal.any([abort.signal, AbortSignal.timeout(Math.max(1, state.deadline - Date.now()))]);
+  const streaming = state.body?.stream === true;
+  let response: Response;
+  if (upstream.type === 'simulator') {
+    const parsed = upstreamModel === model ? (state.body as Record<string, unknown>) : { ...state.body, model: upstreamModel };
+    response = simulate(state.family, parsed, upstream.delayMs, signal);
+  } else {
+    const credential = await deps.credentials.get(upstream);
+    response = await callUpstream({
+      url: upstreamUrl(upstream, operation),
+      headers: { ...upstreamRequestHeaders(clientHeaders), ...providerHeaders(upstream, credential, clientHeaders) },
+      body,
+      signal,
+      firstByteTimeoutMs: streaming ? deps.settings.firstByteTimeoutMs : undefined,
+      fetch: deps.fetch,
+    });
+  }
+  if (response.status === 401) deps.credentials.invalidate();
+
+  const headers = clientResponseHeaders(response.headers);
+  state.status = response.status;
+  const eventStream = response.headers.get('content-type')?.startsWith('text/event-stream') === true;
+  if (response.ok && eventStream && response.body) {
+    const observer = state.family === 'messages' ? new MessagesStreamObserver() : new ResponsesStreamObserver(`resp_${state.id}`);
+    const relayed = relaySse(response.body, {
+      observer,
+      onFirstByte: () => (state.firstByteAt ??= Date.now()),
+      onEnd: (outcome) => {
+        state.usage = observer.usage;
+        if (outcome !== 'ok') state.outcome = outcome;
+      },
+      abortUpstream: (reason) => abort.abort(reason),
+      describeFailure: () =>
+        isTimeout(signal.reason) ? 'The request reached the gateway deadline before the upstream finished.' : 'The upstream connection failed mid-stream.',
+    });
+    return { statusCode: response.status, headers: { ...headers, 'cache-control': 'no-cache' }, body: relayed };
+  }
+
+  const bytes = await readBody(response).catch((error: unknown) => {
+    if (isTimeout(signal.reason)) throw new GatewayError('upstream_timeout', 'The upstream did not finish in time.', { cause: error });
+    throw new GatewayError('upstream_unreachable', 'The upstream connection failed before the response was complete.', { cause: error });
+  });
+  if (response.ok) recordUsage(state, bytes);
+  state.firstByteAt = Date.now();
+  return { statusCode: response.status, headers, body: bytesStream(bytes) };
+}
+
+function recordUsage(state: RequestState, bytes: Uint8Array): void {
+  const usage = parseJsonObject(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'))?.usage;
+  if (!isRecord(usage)) return;
+  state.usage = state.family === 'messages' ? fromMessagesUsage(usage) : fromResponsesUsage(usage);
+}

@@ -1,0 +1,32 @@
+import type { HandlerResponse } from '../deps.ts';
+import type { RequestState } from '../request-state.ts';
+import type { Router } from '../config/routing.ts';
+import { globToRegExp, matchesAny } from '../config/glob.ts';
+
+/** A fixed date: model ids come from config, which has no creation time to report. */
+const LISTED_AT = '2025-01-01T00:00:00Z';
+
+/** Model ids named by routes, limited to what the caller's key may use. */
+function visibleModels(router: Router, state: RequestState): string[] {
+  const allow = state.key?.models;
+  if (allow === undefined) return [...router.modelIds];
+  const globs = allow.map(globToRegExp);
+  return router.modelIds.filter((id) => matchesAny(globs, id));
+}
+
+/**
+ * Anthropic's model list shape. Claude Code's gateway model discovery keeps only ids starting
+ * with `claude` or `anthropic`; name routes accordingly (see README, "Models").
+ */
+export function listMessagesModels(router: Router, state: RequestState): HandlerResponse {
+  const data = visibleModels(router, state).map((id) => ({ type: 'model', id, display_name: id, created_at: LISTED_AT }));
+  const body = { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
+  return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+}
+
+/** OpenAI's model list shape. */
+export function listResponsesModels(router: Router, state: RequestState): HandlerResponse {
+  const created = Math.floor(Date.parse(LISTED_AT) / 1000);
+  const data = visibleModels(router, state).map((id) => ({ id, object: 'model', created, owned_by: router.select(id)?.upstream.name ?? 'gateway' }));
+  return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ object: 'list', data }) };
+}

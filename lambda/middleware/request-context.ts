@@ -1,0 +1,37 @@
+import type { Settings } from '../config/settings.ts';
+import { GatewayError } from '../errors.ts';
+import { familyOfPath, resolveRoute } from '../routes.ts';
+import type { RequestState } from '../request-state.ts';
+import type { GatewayMiddleware } from './types.ts';
+
+/** Longest a request may run when the runtime gives no deadline (the Lambda maximum). */
+const NO_DEADLINE_MS = 15 * 60_000;
+
+/**
+ * Opens the request: its id, its deadline, its route. Runs first so that every later error
+ * knows which format to answer in.
+ */
+export function requestContext(settings: Settings): GatewayMiddleware {
+  return {
+    before(request) {
+      // Lambda must not wait for stray timers or keep-alive sockets after the stream ends;
+      // all work that matters is awaited in requestEnd (aws-notes §2.1).
+      request.context.callbackWaitsForEmptyEventLoop = false;
+      const { event, context } = request;
+      const now = Date.now();
+      const remaining = typeof context.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : NO_DEADLINE_MS;
+      const state: RequestState = {
+        id: `req_${(context.awsRequestId ?? crypto.randomUUID()).replaceAll('-', '')}`,
+        startedAt: now,
+        family: familyOfPath(event.rawPath),
+        deadline: now + Math.max(1_000, remaining - settings.deadlineMarginMs),
+        pending: [],
+      };
+      context.gateway = state;
+      if (settings.originSecret !== undefined && event.headers['x-origin-verify'] !== settings.originSecret) {
+        throw new GatewayError('permission', 'Requests must use the gateway custom domain.');
+      }
+      state.route = resolveRoute(event.requestContext.http.method, event.rawPath);
+    },
+  };
+}

@@ -1,0 +1,24 @@
+import type { RequestState } from '../request-state.ts';
+
+/**
+ * The one log line per request. It carries ids, routing, timings and token counts, and never a
+ * prompt, a reply, a key or a credential: keys are named by their public id only.
+ */
+export function requestLogLine(state: RequestState, endedAt: number): string {
+  return JSON.stringify({
+    level: (state.status ?? 500) >= 500 ? 'error' : 'info',
+    msg: 'request',
+    requestId: state.id,
+    keyId: state.key?.id,
+    route: state.route?.name,
+    model: state.model,
+    upstream: state.upstream,
+    upstreamModel: state.upstreamModel === state.model ? undefined : state.upstreamModel,
+    status: state.status,
+    outcome: state.outcome ?? 'ok',
+    latencyMs: endedAt - state.startedAt,
+    ttfbMs: state.firstByteAt === undefined ? undefined : state.firstByteAt - state.startedAt,
+    usage: state.usage,
+    cause: state.cause,
+  });
+}

@@ -1,0 +1,114 @@
+import { MessagesStreamObserver } from '../../../lambda/formats/messages/stream-observer.ts';
+import { ResponsesStreamObserver } from '../../../lambda/formats/responses/stream-observer.ts';
+import type { StreamObserver } from '../../../lambda/formats/stream-observer.ts';
+import { relaySse } from '../../../lambda/upstream/relay.ts';
+import { collect, randomChunks, streamOf } from '../../support/chunking.ts';
+import { fixture } from '../../support/upstream-stub.ts';
+
+function relay(chunks: Uint8Array[], observer: StreamObserver, options: { failAfter?: boolean } = {}) {
+  const ends: string[] = [];
+  let firstBytes = 0;
+  const stream = relaySse(streamOf(chunks, options), {
+    observer,
+    onFirstByte: () => firstBytes++,
+    onEnd: (outcome) => ends.push(outcome),
+    abortUpstream: () => {},
+    describeFailure: () => 'The upstream connection failed mid-stream.',
+  });
+  return { stream, ends, firstBytes: () => firstBytes };
+}
+
+/** Parses an SSE text into [event name, data object] pairs. */
+function events(text: string): [string | undefined, Record<string, unknown>][] {
+  return text
+    .split('\n\n')
+    .filter((block) => block.trim())
+    .map((block) => {
+      const name = /^event: (.*)$/m.exec(block)?.[1];
+      return [name, JSON.parse(/^data: (.*)$/m.exec(block)?.[1] ?? 'null')];
+    });
+}
+
+describe('relaySse, Messages', () => {
+  const bytes = Buffer.from(fixture('anthropic/thinking-tool-stream.sse'));
+
+  test('passes bytes through unchanged at random chunk boundaries and reads the final usage', async () => {
+    for (let seed = 1; seed <= 100; seed++) {
+      const observer = new MessagesStreamObserver();
+      const { stream, ends, firstBytes } = relay(randomChunks(bytes, seed, 1 + (seed % 50)), observer);
+      expect((await collect(stream)).equals(bytes)).toBe(true);
+      expect(ends).toEqual(['ok']);
+      expect(firstBytes()).toBe(1);
+      // message_start has input and cache counts; message_delta has the cumulative output count.
+      expect(observer.usage).toEqual({ inputTokens: 25, outputTokens: 42, cacheReadTokens: 1024, cacheWriteTokens: 3 });
+    }
+  });
+
+  test('an upstream that dies mid-event gets whole events, then an error event, never a torn frame', async () => {
+    const cut = bytes.indexOf('"partial_json":"{') + 5;
+    for (let seed = 1; seed <= 30; seed++) {
+      const observer = new MessagesStreamObserver();
+      const { stream, ends } = relay(randomChunks(bytes.subarray(0, cut), seed, 40), observer, { failAfter: true });
+      const text = (await collect(stream)).toString('utf8');
+      const parsed = events(text);
+      expect(parsed.at(-1)).toEqual(['error', { type: 'error', error: { type: 'api_error', message: 'The upstream connection failed mid-stream.' } }]);
+      // Everything before the error is a prefix of the upstream's complete events.
+      expect(bytes.toString('utf8').startsWith(text.slice(0, text.lastIndexOf('event: error')))).toBe(true);
+      expect(ends).toEqual(['upstream_failed']);
+    }
+  });
+
+  test('a stream that ends cleanly before message_stop is reported as truncated', async () => {
+    const upToStop = bytes.subarray(0, bytes.indexOf('event: message_stop'));
+    const { stream, ends } = relay([upToStop], new MessagesStreamObserver());
+    const parsed = events((await collect(stream)).toString('utf8'));
+    expect(parsed.at(-1)?.[0]).toBe('error');
+    expect(ends).toEqual(['upstream_truncated']);
+  });
+
+  test("the upstream's own error event is terminal: nothing is added", async () => {
+    const upstream = Buffer.from('event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":3}}}\n\nevent: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n');
+    const { stream, ends } = relay([upstream], new MessagesStreamObserver());
+    expect((await collect(stream)).equals(upstream)).toBe(true);
+    expect(ends).toEqual(['ok']);
+  });
+
+  test('a reset after message_stop loses nothing and adds nothing', async () => {
+    const { stream, ends } = relay([bytes], new MessagesStreamObserver(), { failAfter: true });
+    expect((await collect(stream)).equals(bytes)).toBe(true);
+    expect(ends).toEqual(['ok']);
+  });
+});
+
+describe('relaySse, Responses', () => {
+  const bytes = Buffer.from(fixture('openai/reasoning-tool-stream.sse'));
+
+  test('passes bytes through and reads usage from response.completed', async () => {
+    for (let seed = 1; seed <= 100; seed++) {
+      const observer = new ResponsesStreamObserver('resp_fallback');
+      const { stream } = relay(randomChunks(bytes, seed, 1 + (seed % 70)), observer);
+      expect((await collect(stream)).equals(bytes)).toBe(true);
+      // OpenAI counts cached tokens inside input_tokens; our usage does not.
+      expect(observer.usage).toEqual({ inputTokens: 1024, outputTokens: 30, cacheReadTokens: 1024, cacheWriteTokens: 0 });
+    }
+  });
+
+  test('a failure ends with response.failed continuing the sequence numbers and keeping the response id', async () => {
+    const cut = bytes.indexOf('event: response.function_call_arguments.done');
+    const { stream, ends } = relay([bytes.subarray(0, cut)], new ResponsesStreamObserver('resp_fallback'), { failAfter: true });
+    const parsed = events((await collect(stream)).toString('utf8'));
+    const [name, failed] = parsed.at(-1) as [string, Record<string, any>];
+    const previous = parsed.at(-2)?.[1] as Record<string, number>;
+    expect(name).toBe('response.failed');
+    expect(failed.sequence_number).toBe(previous.sequence_number + 1);
+    expect(failed.response).toMatchObject({ id: 'resp_fixture01', status: 'failed', error: { code: 'server_error' } });
+    expect(ends).toEqual(['upstream_failed']);
+  });
+
+  test('a failure before any event still produces a well-formed response.failed', async () => {
+    const { stream } = relay([], new ResponsesStreamObserver('resp_fallback'), { failAfter: true });
+    const [[name, failed]] = events((await collect(stream)).toString('utf8')) as [[string, Record<string, any>]];
+    expect(name).toBe('response.failed');
+    expect(failed).toMatchObject({ sequence_number: 0, response: { id: 'resp_fallback', status: 'failed' } });
+  });
+});

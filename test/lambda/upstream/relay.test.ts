@@ -98,7 +98,7 @@ describe('relaySse, Responses', () => {
     const { stream, ends } = relay([bytes.subarray(0, cut)], new ResponsesStreamObserver('resp_fallback'), { failAfter: true });
     const parsed = events((await collect(stream)).toString('utf8'));
     const [name, failed] = parsed.at(-1) as [string, Record<string, any>];
-    const previous = parsed.at(-2)?.[1] as Record<string, number>;
+    const previous = parsed.at(-2)?.[1] as { sequence_number: number };
     expect(name).toBe('response.failed');
     expect(failed.sequence_number).toBe(previous.sequence_number + 1);
     expect(failed.response).toMatchObject({ id: 'resp_fixture01', status: 'failed', error: { code: 'server_error' } });

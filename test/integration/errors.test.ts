@@ -1,0 +1,250 @@
+import http from 'node:http';
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { startGateway, waitForLogs, type Harness } from '../support/gateway-harness.ts';
+import { fixture, sendJson, sendSse, sseEvents, startUpstream, type UpstreamStub } from '../support/upstream-stub.ts';
+
+let upstream: UpstreamStub;
+let gateway: Harness;
+let key: string;
+
+beforeAll(async () => {
+  upstream = await startUpstream();
+  gateway = await startGateway({
+    config: {
+      upstreams: {
+        ant: { type: 'anthropic', baseUrl: upstream.url },
+        oai: { type: 'openai', baseUrl: `${upstream.url}/v1` },
+        dead: { type: 'anthropic', baseUrl: 'http://127.0.0.1:9' },
+        sim: { type: 'simulator' },
+      },
+      routes: [
+        { model: 'claude-dead', upstream: 'dead' },
+        { model: 'claude-*', upstream: 'ant' },
+        { model: 'gpt-*', upstream: 'oai' },
+        { model: 'sim-*', upstream: 'sim' },
+      ],
+    },
+    settings: { maxBodyBytes: 4096, firstByteTimeoutMs: 300 },
+  });
+  ({ key } = await gateway.issueKey());
+});
+
+afterAll(async () => {
+  await gateway.close();
+  await upstream.close();
+});
+
+const messages = { model: 'claude-sonnet-5', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] };
+
+async function call(path: string, init: { method?: string; body?: unknown; headers?: Record<string, string> } = {}) {
+  const response = await fetch(`${gateway.url}${path}`, {
+    method: init.method ?? 'POST',
+    headers: { 'content-type': 'application/json', ...init.headers },
+    body: init.body === undefined ? undefined : typeof init.body === 'string' ? init.body : JSON.stringify(init.body),
+  });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+}
+
+const bearer = (value: string) => ({ authorization: `Bearer ${value}` });
+
+describe('keys', () => {
+  test('missing, malformed, unknown, expired and revoked keys get the same 401, in each format, marked final', async () => {
+    const expired = await gateway.issueKey({ expiresAt: Math.floor(Date.now() / 1000) - 1 });
+    const revoked = await gateway.issueKey();
+    const record = await gateway.store.findById(revoked.id);
+    await gateway.store.revoke(record!.keyHash);
+    const unknown = `gwk_${'A'.repeat(43)}`;
+    const cases: Record<string, string>[] = [{}, bearer('not-a-key'), bearer(unknown), { 'x-api-key': expired.key }, bearer(revoked.key)];
+    const bodies = new Set<string>();
+    for (const headers of cases) {
+      const first = await call('/first/v1/messages', { body: messages, headers });
+      expect(first.status).toBe(401);
+      expect(first.headers.get('x-should-retry')).toBe('false');
+      expect(first.body.request_id).toBe(first.headers.get('request-id'));
+      bodies.add(JSON.stringify({ ...first.body, request_id: undefined }));
+      const second = await call('/second/v1/responses', { body: { model: 'gpt-5.5', input: 'hi' }, headers });
+      expect(second.status).toBe(401);
+      expect(second.body).toEqual({ error: { message: expect.stringContaining('Invalid API key'), type: 'invalid_request_error', param: null, code: 'invalid_api_key' } });
+    }
+    expect(bodies.size).toBe(1);
+    expect(JSON.parse([...bodies][0] as string)).toEqual({ type: 'error', error: { type: 'authentication_error', message: expect.stringContaining('Invalid API key') } });
+    expect(upstream.requests).toHaveLength(0);
+  });
+
+  test('x-api-key works, and a gateway key wins over a provider key in the other header', async () => {
+    upstream.reply(sendJson(200, fixture('anthropic/text.json')));
+    expect((await call('/first/v1/messages', { body: messages, headers: { 'x-api-key': key } })).status).toBe(200);
+    expect((await call('/first/v1/messages', { body: messages, headers: { 'x-api-key': key, authorization: 'Bearer sk-ant-provider' } })).status).toBe(200);
+  });
+
+  test('the SDKs stop at once on a 401 (no retries)', async () => {
+    const anthropic = new Anthropic({ baseURL: `${gateway.url}/first`, apiKey: 'wrong', maxRetries: 3 });
+    const anthropicError = await anthropic.messages.create({ ...messages, messages: [{ role: 'user', content: 'hi' }] }).catch((error: unknown) => error);
+    expect(anthropicError).toBeInstanceOf(Anthropic.AuthenticationError);
+    const openai = new OpenAI({ baseURL: `${gateway.url}/second/v1`, apiKey: 'wrong', maxRetries: 3 });
+    const openaiError = await openai.responses.create({ model: 'gpt-5.5', input: 'hi' }).catch((error: unknown) => error);
+    expect(openaiError).toBeInstanceOf(OpenAI.AuthenticationError);
+    // A retry would have produced a second request id for the same call.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const first = gateway.logs.filter((line) => line.route === 'messages' && line.status === 401);
+    const requestIds = [(anthropicError as { requestID: string }).requestID, (openaiError as { requestID: string }).requestID];
+    expect(requestIds.every((id) => /^req_/.test(id))).toBe(true);
+    const latest = gateway.logs.slice(-2).map((line) => line.requestId);
+    expect(latest).toEqual(requestIds);
+    expect(first.length).toBeGreaterThan(0);
+  });
+
+  test('a model outside the key allowlist is 403 permission_error; lists show only allowed models', async () => {
+    const limited = await gateway.issueKey({ models: ['claude-haiku-*', 'sim-?'] });
+    const denied = await call('/first/v1/messages', { body: messages, headers: bearer(limited.key) });
+    expect(denied.status).toBe(403);
+    expect(denied.body.error).toEqual({ type: 'permission_error', message: 'This API key may not use model "claude-sonnet-5".' });
+    const deniedSecond = await call('/second/v1/responses', { body: { model: 'gpt-5.5', input: 'x' }, headers: bearer(limited.key) });
+    expect(deniedSecond.status).toBe(403);
+    expect(deniedSecond.body.error).toMatchObject({ type: 'permission_error', param: 'model' });
+    expect((await call('/first/v1/messages', { body: { ...messages, model: 'sim-a' }, headers: bearer(limited.key) })).status).toBe(200);
+  });
+});
+
+describe('bad requests', () => {
+  test.each([
+    ['not JSON', '{"model":', /not valid JSON/],
+    ['not an object', '[1,2]', /must be a JSON object/],
+    ['missing max_tokens', { model: 'claude-sonnet-5', messages: [] }, /^max_tokens: Field required$/],
+    ['max_tokens not an integer', { model: 'claude-sonnet-5', max_tokens: 'lots', messages: [] }, /^max_tokens: /],
+    ['messages not a list', { model: 'claude-sonnet-5', max_tokens: 5, messages: 'hi' }, /^messages: /],
+    ['empty model', { model: '', max_tokens: 5, messages: [] }, /^model: /],
+  ])('Messages, %s: 400 invalid_request_error', async (_name, body, message) => {
+    const result = await call('/first/v1/messages', { body, headers: bearer(key) });
+    expect(result.status).toBe(400);
+    expect(result.body.type).toBe('error');
+    expect(result.body.error.type).toBe('invalid_request_error');
+    expect(result.body.error.message).toMatch(message);
+    expect(result.headers.get('x-should-retry')).toBe('false');
+  });
+
+  test.each([
+    ['missing input', { model: 'gpt-5.5' }, 'input'],
+    ['missing model', { input: 'hi' }, 'model'],
+    ['input of the wrong type', { model: 'gpt-5.5', input: 5 }, 'input'],
+  ])('Responses, %s: 400 with param', async (_name, body, param) => {
+    const result = await call('/second/v1/responses', { body, headers: bearer(key) });
+    expect(result.status).toBe(400);
+    expect(result.body.error).toMatchObject({ type: 'invalid_request_error', param });
+  });
+
+  test('a body over the limit is 413; a non-JSON content type is 415', async () => {
+    const big = { ...messages, messages: [{ role: 'user', content: 'x'.repeat(5000) }] };
+    const first = await call('/first/v1/messages', { body: big, headers: bearer(key) });
+    expect(first.status).toBe(413);
+    expect(first.body.error.type).toBe('request_too_large');
+    const second = await call('/second/v1/responses', { body: { model: 'gpt-5.5', input: 'x'.repeat(5000) }, headers: bearer(key) });
+    expect(second.status).toBe(413);
+    expect(second.body.error.code).toBe('request_too_large');
+    const form = await call('/first/v1/messages', { body: 'model=x', headers: { ...bearer(key), 'content-type': 'application/x-www-form-urlencoded' } });
+    expect(form.status).toBe(415);
+    expect(form.body.error.type).toBe('invalid_request_error');
+  });
+
+  test('unknown paths and methods: 404/405 in the prefix format', async () => {
+    const first = await call('/first/v1/complete', { body: messages, headers: bearer(key) });
+    expect(first.status).toBe(404);
+    expect(first.body.error.type).toBe('not_found_error');
+    const second = await call('/second/v1/chat/completions', { body: {}, headers: bearer(key) });
+    expect(second.status).toBe(404);
+    expect(second.body.error.code).toBe('not_found');
+    const method = await call('/first/v1/messages', { method: 'GET', headers: bearer(key) });
+    expect(method.status).toBe(405);
+    expect(method.headers.get('allow')).toBe('POST');
+    expect((await call('/elsewhere', { method: 'GET' })).status).toBe(404);
+  });
+
+  test('a model with no route is 404; one routed to an upstream of the other format is 501', async () => {
+    const none = await call('/first/v1/messages', { body: { ...messages, model: 'llama-3' }, headers: bearer(key) });
+    expect(none.status).toBe(404);
+    expect(none.body.error).toEqual({ type: 'not_found_error', message: 'No route for model "llama-3".' });
+    const cross = await call('/first/v1/messages', { body: { ...messages, model: 'gpt-5.5' }, headers: bearer(key) });
+    expect(cross.status).toBe(501);
+    expect(cross.body.error.type).toBe('invalid_request_error');
+    expect(cross.headers.get('x-should-retry')).toBe('false');
+    const crossSecond = await call('/second/v1/responses', { body: { model: 'claude-sonnet-5', input: 'hi' }, headers: bearer(key) });
+    expect(crossSecond.status).toBe(501);
+    expect(crossSecond.body.error.code).toBe('not_implemented');
+  });
+
+  test('a WebSocket upgrade on /second/v1/responses is answered 426 at once', async () => {
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = http.request(`${gateway.url}/second/v1/responses`, { headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', ...bearer(key) } });
+      req.on('response', (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('upgrade', () => reject(new Error('upgraded')));
+      req.on('error', reject);
+      req.end();
+    });
+    expect(status).toBe(426);
+  });
+
+  test('HEAD on the base address answers 200 without a key', async () => {
+    const response = await fetch(`${gateway.url}/first`, { method: 'HEAD' });
+    expect(response.status).toBe(200);
+  });
+});
+
+describe('upstream failures', () => {
+  test('unreachable upstream: 502 in the client format, retryable', async () => {
+    const result = await call('/first/v1/messages', { body: { ...messages, model: 'claude-dead' }, headers: bearer(key) });
+    expect(result.status).toBe(502);
+    expect(result.body.error).toEqual({ type: 'api_error', message: 'The upstream could not be reached.' });
+    expect(result.headers.get('x-should-retry')).toBeNull();
+  });
+
+  test('no response headers within the first-byte timeout: 504', async () => {
+    upstream.reply(() => {}); // accepts and never answers
+    const started = Date.now();
+    const result = await call('/first/v1/messages', { body: { ...messages, stream: true }, headers: bearer(key) });
+    expect(result.status).toBe(504);
+    expect(result.body.error.type).toBe('timeout_error');
+    expect(Date.now() - started).toBeLessThan(3_000);
+    const second = await call('/second/v1/responses', { body: { model: 'gpt-5.5', input: 'hi', stream: true }, headers: bearer(key) });
+    expect(second.status).toBe(504);
+    expect(second.body.error).toMatchObject({ type: 'server_error', code: 'upstream_timeout' });
+  });
+
+  test('an upstream that dies mid-stream: Messages clients get an error event, the SDK raises it', async () => {
+    const events = sseEvents(fixture('anthropic/text-stream.sse'));
+    // The gap lets each piece reach the gateway before the socket is destroyed.
+    upstream.reply(sendSse([...events.slice(0, 4), 'event: content_block_delta\ndata: {"type":"con'], { end: 'destroy', gapMs: 20 }));
+    const raw = await fetch(`${gateway.url}/first/v1/messages`, { method: 'POST', headers: { ...bearer(key), 'content-type': 'application/json' }, body: JSON.stringify({ ...messages, stream: true }) });
+    const text = await raw.text();
+    expect(raw.status).toBe(200);
+    expect(text).toBe(`${events.slice(0, 4).join('')}event: error\ndata: {"type":"error","error":{"type":"api_error","message":"The upstream connection failed mid-stream."}}\n\n`);
+
+    const anthropic = new Anthropic({ baseURL: `${gateway.url}/first`, apiKey: key, maxRetries: 0 });
+    await expect(anthropic.messages.stream({ ...messages, messages: [{ role: 'user', content: 'hi' }] }).finalMessage()).rejects.toMatchObject({ error: { error: { type: 'api_error' } } });
+  });
+
+  test('an upstream that dies mid-stream: Responses clients get response.failed', async () => {
+    const events = sseEvents(fixture('openai/text-stream.sse'));
+    upstream.reply(sendSse(events.slice(0, 5), { end: 'destroy', gapMs: 20 }));
+    const openai = new OpenAI({ baseURL: `${gateway.url}/second/v1`, apiKey: key, maxRetries: 0 });
+    const seen: string[] = [];
+    let failed: unknown;
+    for await (const event of await openai.responses.create({ model: 'gpt-5.5', input: 'hi', stream: true })) {
+      seen.push(event.type);
+      if (event.type === 'response.failed') failed = event;
+    }
+    expect(seen.at(-1)).toBe('response.failed');
+    expect(failed).toMatchObject({ sequence_number: 5, response: { status: 'failed', error: { code: 'server_error' } } });
+  });
+
+  test('an upstream that ends early but cleanly is reported too, not passed off as complete', async () => {
+    const events = sseEvents(fixture('anthropic/text-stream.sse'));
+    upstream.reply(sendSse(events.slice(0, 6)));
+    const raw = await fetch(`${gateway.url}/first/v1/messages`, { method: 'POST', headers: { ...bearer(key), 'content-type': 'application/json' }, body: JSON.stringify({ ...messages, stream: true }) });
+    expect(await raw.text()).toMatch(/event: error\ndata: \{"type":"error","error":\{"type":"api_error","message":"The upstream closed the stream before it was complete."\}\}\n\n$/);
+  });
+});

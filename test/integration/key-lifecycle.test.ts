@@ -1,0 +1,75 @@
+import { startGateway, waitForLogs, type Harness } from '../support/gateway-harness.ts';
+
+const config = { upstreams: { sim: { type: 'simulator' } }, routes: [{ model: '*', upstream: 'sim' }] };
+const body = JSON.stringify({ model: 'claude-sonnet-5', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] });
+
+function send(gateway: Harness, key: string) {
+  return fetch(`${gateway.url}/first/v1/messages`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body }).then(async (response) => {
+    await response.text();
+    return response.status;
+  });
+}
+
+describe('key lifecycle', () => {
+  let gateway: Harness;
+  afterEach(() => gateway.close());
+
+  test('a new key works at once, even right after failed attempts with it', async () => {
+    gateway = await startGateway({ config, settings: { keyCacheSeconds: 60 } });
+    const { key, record } = await import('../../lambda/auth/issue-key.ts').then((module) => module.mintKey({ name: 'late' }));
+    expect(await send(gateway, key)).toBe(401);
+    await gateway.store.put(record);
+    expect(await send(gateway, key)).toBe(200);
+  });
+
+  test('revocation takes effect once the cache entry expires (GATEWAY_KEY_CACHE_SECONDS)', async () => {
+    gateway = await startGateway({ config, settings: { keyCacheSeconds: 0.3 } });
+    const { key, id } = await gateway.issueKey();
+    expect(await send(gateway, key)).toBe(200);
+    const record = await gateway.store.findById(id);
+    await gateway.store.revoke(record!.keyHash);
+    expect(await send(gateway, key)).toBe(200); // still cached
+    await new Promise((resolve) => setTimeout(resolve, 350));
+    expect(await send(gateway, key)).toBe(401);
+  });
+
+  test('lastUsedAt is stamped, but not on every request', async () => {
+    gateway = await startGateway({ config, settings: { lastUsedIntervalSeconds: 3600 } });
+    const { key, id } = await gateway.issueKey();
+    expect((await gateway.store.findById(id))?.lastUsedAt).toBeUndefined();
+    await send(gateway, key);
+    await waitForLogs(gateway, 1);
+    const stamped = (await gateway.store.findById(id))?.lastUsedAt;
+    expect(stamped).toEqual(expect.any(String));
+    await Promise.all([send(gateway, key), send(gateway, key), send(gateway, key)]);
+    await waitForLogs(gateway, 4);
+    expect((await gateway.store.findById(id))?.lastUsedAt).toBe(stamped);
+  });
+
+  test('the table condition bounds the stamp rate across instances too', async () => {
+    gateway = await startGateway({ config });
+    const { id } = await gateway.issueKey();
+    const { keyHash } = (await gateway.store.findById(id))!;
+    const now = new Date();
+    await gateway.store.touch(keyHash, now, 300);
+    await gateway.store.touch(keyHash, new Date(now.getTime() + 60_000), 300);
+    expect((await gateway.store.findById(id))?.lastUsedAt).toBe(now.toISOString());
+    const later = new Date(now.getTime() + 301_000);
+    await gateway.store.touch(keyHash, later, 300);
+    expect((await gateway.store.findById(id))?.lastUsedAt).toBe(later.toISOString());
+  });
+
+  test('a burst with a cold key reads the table once', async () => {
+    let reads = 0;
+    gateway = await startGateway({ config });
+    const { key } = await gateway.issueKey();
+    const originalGet = gateway.store.get.bind(gateway.store);
+    gateway.store.get = async (hash) => {
+      reads++;
+      return originalGet(hash);
+    };
+    const statuses = await Promise.all(Array.from({ length: 20 }, () => send(gateway, key)));
+    expect(statuses.every((status) => status === 200)).toBe(true);
+    expect(reads).toBe(1);
+  });
+});

@@ -1,0 +1,140 @@
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { startGateway, type Harness } from '../support/gateway-harness.ts';
+
+let gateway: Harness;
+let anthropic: Anthropic;
+let openai: OpenAI;
+
+beforeAll(async () => {
+  gateway = await startGateway({
+    config: {
+      upstreams: { sim: { type: 'simulator' }, paced: { type: 'simulator', delayMs: 40 } },
+      routes: [
+        { model: 'paced-*', upstream: 'paced' },
+        { model: 'claude-sonnet-5', upstream: 'sim' },
+        { model: 'gpt-5.5', upstream: 'sim' },
+        { model: '*', upstream: 'sim' },
+      ],
+    },
+  });
+  const { key } = await gateway.issueKey();
+  anthropic = new Anthropic({ baseURL: `${gateway.url}/first`, apiKey: key, maxRetries: 0 });
+  openai = new OpenAI({ baseURL: `${gateway.url}/second/v1`, apiKey: key, maxRetries: 0 });
+});
+
+afterAll(() => gateway.close());
+
+const weather = {
+  name: 'get_weather',
+  description: 'Get the weather',
+  input_schema: { type: 'object' as const, properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 1 } }, required: ['city', 'days'] },
+};
+
+describe('simulator through the Anthropic SDK', () => {
+  test('text, streamed and not, with usage', async () => {
+    const request = { model: 'claude-sonnet-5', max_tokens: 100, messages: [{ role: 'user' as const, content: 'Say hi' }] };
+    const message = await anthropic.messages.create(request);
+    expect(message.content).toEqual([{ type: 'text', text: 'Hello from the gateway simulator. You said: Say hi' }]);
+    expect(message.usage.input_tokens).toBeGreaterThan(0);
+    const stream = anthropic.messages.stream(request);
+    let text = '';
+    stream.on('text', (delta) => (text += delta));
+    const final = await stream.finalMessage();
+    expect(text).toBe('Hello from the gateway simulator. You said: Say hi');
+    expect(final.stop_reason).toBe('end_turn');
+    expect(final.usage.output_tokens).toBeGreaterThan(0);
+  });
+
+  test('a tool round trip with thinking: the tool is called with schema-valid input, then the result is acknowledged', async () => {
+    const first = await anthropic.messages
+      .stream({ model: 'claude-sonnet-5', max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 1024 }, tools: [weather], messages: [{ role: 'user', content: 'Use get_weather for Paris' }] })
+      .finalMessage();
+    expect(first.stop_reason).toBe('tool_use');
+    const [thinking, toolUse] = first.content;
+    expect(thinking).toMatchObject({ type: 'thinking', signature: expect.stringMatching(/^sim_/) });
+    expect(toolUse).toMatchObject({ type: 'tool_use', name: 'get_weather', input: { city: 'simulated', days: 1 } });
+    const second = await anthropic.messages.create({
+      model: 'claude-sonnet-5',
+      max_tokens: 2000,
+      tools: [weather],
+      messages: [
+        { role: 'user', content: 'Use get_weather for Paris' },
+        { role: 'assistant', content: first.content },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: (toolUse as { id: string }).id, content: 'Sunny, 21C' }] },
+      ],
+    });
+    expect(second.content).toEqual([{ type: 'text', text: 'The tool returned: Sunny, 21C' }]);
+  });
+
+  test('paced streams really stream: events arrive spread over time', async () => {
+    const arrivals: number[] = [];
+    const stream = anthropic.messages.stream({ model: 'paced-claude', max_tokens: 50, messages: [{ role: 'user', content: 'one two three four' }] });
+    stream.on('streamEvent', () => arrivals.push(Date.now()));
+    await stream.finalMessage();
+    expect(arrivals.length).toBeGreaterThan(8);
+    expect((arrivals.at(-1) as number) - (arrivals[0] as number)).toBeGreaterThan(40 * (arrivals.length - 2));
+  });
+
+  test('count_tokens gives an estimate that grows with the prompt', async () => {
+    const small = await anthropic.messages.countTokens({ model: 'claude-sonnet-5', messages: [{ role: 'user', content: 'hi' }] });
+    const large = await anthropic.messages.countTokens({ model: 'claude-sonnet-5', messages: [{ role: 'user', content: 'hello world '.repeat(100) }], tools: [weather] });
+    expect(small.input_tokens).toBeGreaterThan(0);
+    expect(large.input_tokens).toBeGreaterThan(small.input_tokens + 300);
+  });
+});
+
+describe('simulator through the OpenAI SDK', () => {
+  test('text, streamed and not', async () => {
+    const response = await openai.responses.create({ model: 'gpt-5.5', input: 'Say hi' });
+    expect(response.output_text).toBe('Hello from the gateway simulator. You said: Say hi');
+    const stream = openai.responses.stream({ model: 'gpt-5.5', input: [{ role: 'user', content: 'Say hi' }] });
+    let text = '';
+    stream.on('response.output_text.delta', (event) => (text += event.delta));
+    const final = await stream.finalResponse();
+    expect(text).toBe(final.output_text);
+    expect(final.status).toBe('completed');
+    expect(final.usage?.total_tokens).toBeGreaterThan(0);
+  });
+
+  test('function and custom tool calls, reasoning with encrypted content, then the tool output', async () => {
+    const tools: OpenAI.Responses.Tool[] = [
+      { type: 'function', name: 'exec_command', parameters: { type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'], additionalProperties: false }, strict: false },
+      { type: 'custom', name: 'apply_patch', description: 'Apply a patch' },
+    ];
+    const first = await openai.responses
+      .stream({ model: 'gpt-5.5', input: 'run exec_command please', tools, reasoning: { summary: 'auto' }, include: ['reasoning.encrypted_content'] })
+      .finalResponse();
+    expect(first.output.map((item) => item.type)).toEqual(['reasoning', 'function_call']);
+    expect(first.output[0]).toMatchObject({ encrypted_content: expect.any(String), summary: [{ type: 'summary_text' }] });
+    const call = first.output[1] as OpenAI.Responses.ResponseFunctionToolCall;
+    expect(JSON.parse(call.arguments)).toEqual({ cmd: 'simulated' });
+
+    const patch = await openai.responses.stream({ model: 'gpt-5.5', input: 'use apply_patch', tools }).finalResponse();
+    expect(patch.output[0]).toMatchObject({ type: 'custom_tool_call', name: 'apply_patch', input: 'simulated input' });
+
+    const second = await openai.responses.create({
+      model: 'gpt-5.5',
+      tools,
+      input: [...first.output, { type: 'function_call_output', call_id: call.call_id, output: 'hello-from-tool' }] as OpenAI.Responses.ResponseInputItem[],
+    });
+    expect(second.output_text).toBe('The tool returned: hello-from-tool');
+  });
+
+  test('structured output follows the JSON schema (as in Codex title requests)', async () => {
+    const response = await openai.responses.create({
+      model: 'gpt-5.5',
+      input: 'Generate a title',
+      text: { format: { type: 'json_schema', name: 'codex_output_schema', strict: true, schema: { type: 'object', properties: { title: { type: 'string' } }, required: ['title'], additionalProperties: false } } },
+    });
+    expect(JSON.parse(response.output_text)).toEqual({ title: 'simulated' });
+  });
+
+  test('model lists in both shapes', async () => {
+    const models = await openai.models.list();
+    expect(models.data.map((model) => model.id)).toEqual(['claude-sonnet-5', 'gpt-5.5']);
+    const claude = await anthropic.models.list();
+    expect(claude.data.map((model) => model.id)).toEqual(['claude-sonnet-5', 'gpt-5.5']);
+    expect(claude.data[0]).toMatchObject({ type: 'model', display_name: 'claude-sonnet-5' });
+  });
+});

@@ -75,7 +75,7 @@ if (existing.length === 0) {
 } else {
   console.log(`  ${existing.length} key(s) in the store. New key: npm run keys -- create --name NAME`);
 }
-console.log('');
+console.log('\nReady. One JSON log line per request follows; Ctrl+C stops.');
 
 function shutdown(): void {
   removeStoreMarker(dataDir);

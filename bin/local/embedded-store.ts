@@ -27,7 +27,12 @@ export async function startEmbeddedStore(dataDir: string | undefined): Promise<E
   const { port } = server.address() as AddressInfo;
   return {
     endpoint: `http://127.0.0.1:${port}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Clients keep idle keep-alive sockets open; do not wait for them to time out.
+        server.closeAllConnections();
+      }),
   };
 }
 

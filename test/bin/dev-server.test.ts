@@ -1,0 +1,86 @@
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { eventually, runKeys, startDevServer, tempDir } from '../support/processes.ts';
+
+/**
+ * `npm start` end to end: a fresh data directory, no network, no AWS account; the first start
+ * prints a working key with its setup; the key CLI works while the server runs.
+ */
+describe('npm start', () => {
+  const dataDir = tempDir('gateway-dev-');
+  const env = { GATEWAY_DATA_DIR: dataDir, GATEWAY_KEY_CACHE_SECONDS: '0' };
+
+  test('serves both endpoints with the key it prints, and the CLI manages keys while it runs', async () => {
+    const server = await startDevServer(env);
+    try {
+      const output = server.output();
+      expect(output).toContain('every model is answered by the built-in simulator');
+      const key = /\n {2}(gwk_\S+)\n/.exec(output)?.[1] as string;
+      expect(output).toContain(`export ANTHROPIC_BASE_URL=${server.url}/first`);
+      expect(output).toContain(`base_url = "${server.url}/second/v1"`);
+
+      const anthropic = new Anthropic({ baseURL: `${server.url}/first`, apiKey: key, maxRetries: 0 });
+      const message = await anthropic.messages.stream({ model: 'claude-sonnet-5', max_tokens: 50, messages: [{ role: 'user', content: 'Say hi' }] }).finalMessage();
+      expect(message.content[0]).toMatchObject({ type: 'text', text: expect.stringContaining('Say hi') });
+      const openai = new OpenAI({ baseURL: `${server.url}/second/v1`, apiKey: key, maxRetries: 0 });
+      const response = await openai.responses.stream({ model: 'gpt-5.5', input: 'Say hi' }).finalResponse();
+      expect(response.output_text).toContain('Say hi');
+
+      const created = await runKeys(['create', '--name', 'bob', '--models', 'claude-*', '--expires-in', '30d', '--json', '--url', server.url], env);
+      expect(created.code).toBe(0);
+      const issued = JSON.parse(created.stdout);
+      expect(issued).toMatchObject({ id: expect.stringMatching(/^key_/), key: expect.stringMatching(/^gwk_/), name: 'bob', models: ['claude-*'] });
+      expect(issued.setup.claudeCode.env).toEqual({ ANTHROPIC_BASE_URL: `${server.url}/first`, ANTHROPIC_AUTH_TOKEN: issued.key });
+      expect(Date.parse(issued.expiresAt) - Date.now()).toBeGreaterThan(29 * 86_400_000);
+
+      const bob = new Anthropic({ baseURL: `${server.url}/first`, apiKey: issued.key, maxRetries: 0 });
+      expect((await bob.messages.create({ model: 'claude-haiku-4-5-20251001', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] })).type).toBe('message');
+      await expect(new OpenAI({ baseURL: `${server.url}/second/v1`, apiKey: issued.key, maxRetries: 0 }).responses.create({ model: 'gpt-5.5', input: 'x' })).rejects.toMatchObject({ status: 403 });
+
+      const listed = await runKeys(['list', '--json'], env);
+      const keys = JSON.parse(listed.stdout);
+      expect(keys.map((entry: { name: string }) => entry.name)).toEqual(['default', 'bob']);
+      expect(listed.stdout).not.toMatch(/gwk_|keyHash/);
+
+      const revoked = await runKeys(['revoke', issued.id], env);
+      expect(revoked.code).toBe(0);
+      await expect(bob.messages.create({ model: 'claude-sonnet-5', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(Anthropic.AuthenticationError);
+      await eventually(() => expect(server.output()).toMatch(/"msg":"request".*"status":401/));
+      expect(server.output()).not.toContain(issued.key);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('keys persist across restarts and no second key is printed', async () => {
+    const created = await runKeys(['create', '--name', 'offline', '--json'], env);
+    expect(created.code).toBe(0);
+    const { key } = JSON.parse(created.stdout);
+    const server = await startDevServer(env);
+    try {
+      expect(server.output()).toContain('3 key(s) in the store');
+      expect(server.output()).not.toMatch(/gwk_/);
+      const response = await fetch(`${server.url}/second/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{"model":"m","input":"hi"}' });
+      expect(response.status).toBe(200);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe('keys CLI input checks', () => {
+  const env = { GATEWAY_DATA_DIR: tempDir('gateway-cli-') };
+
+  test.each([
+    [['create'], /create needs --name/],
+    [['create', '--name', 'x', '--expires-in', '5 weeks'], /--expires-in must be a number and a unit/],
+    [['create', '--name', 'x', '--models', ' , '], /--models needs at least one/],
+    [['revoke'], /revoke needs the key id/],
+    [['revoke', 'key_nope'], /No key with id key_nope/],
+    [['rename'], /Unknown command "rename"/],
+  ])('%j is refused with a clear message', async (args, message) => {
+    const result = await runKeys(args, env);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(message);
+  });
+});

@@ -1,0 +1,81 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+/** Environment for child processes: no provider keys, no AWS endpoints beyond loopback. */
+export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env = { ...process.env, ...extra };
+  delete env.ANTHROPIC_API_KEY;
+  delete env.OPENAI_API_KEY;
+  delete env.GATEWAY_CONFIG;
+  return env;
+}
+
+export function tempDir(prefix: string): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export interface RunningServer {
+  url: string;
+  output: () => string;
+  stop(): Promise<void>;
+  process: ChildProcess;
+}
+
+/** Starts `npm start`'s entry (bin/dev-server.ts) and waits until it says where it listens. */
+export async function startDevServer(env: Record<string, string>): Promise<RunningServer> {
+  const child = spawn(process.execPath, ['bin/dev-server.ts'], { cwd: ROOT, env: childEnv({ PORT: '0', ...env }) });
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`dev server did not start:\n${output}`)), 15_000);
+    const check = () => {
+      const match = /Gateway listening on (http:\/\/\S+)/.exec(output);
+      if (match && output.includes('\nReady.')) {
+        clearTimeout(timer);
+        resolve(match[1] as string);
+      }
+    };
+    child.stdout.on('data', check);
+    child.once('exit', (code) => reject(new Error(`dev server exited with ${code}:\n${output}`)));
+  });
+  return {
+    url,
+    output: () => output,
+    process: child,
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** Runs the key CLI (`npm run keys -- ...`'s entry) and returns its exit code and output. */
+export function runKeys(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['bin/keys.ts', ...args], { cwd: ROOT, env: childEnv(env) });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+/** Retries an assertion until it passes or `timeoutMs` runs out (for output of other processes). */
+export async function eventually(assertion: () => void, timeoutMs = 3_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return assertion();
+    } catch (error) {
+      if (Date.now() > until) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+}

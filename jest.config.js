@@ -7,4 +7,5 @@ export default {
   transform: { '^.+\\.ts$': '<rootDir>/test/support/esbuild-jest.cjs' },
   setupFiles: ['<rootDir>/test/support/setup-env.ts'],
   testTimeout: 30_000,
+  reporters: ['default', '<rootDir>/test/support/summary-reporter.cjs'],
 };

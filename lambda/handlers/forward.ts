@@ -65,7 +65,9 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
       },
       abortUpstream: (reason) => abort.abort(reason),
       describeFailure: () =>
-        isTimeout(signal.reason) ? 'The request reached the gateway deadline before the upstream finished.' : 'The upstream connection failed mid-stream.',
+        isTimeout(signal.reason)
+          ? { outcome: 'deadline', message: 'The request reached the gateway deadline before the upstream finished.' }
+          : { outcome: 'upstream_failed', message: 'The upstream connection failed mid-stream.' },
     });
     return { statusCode: response.status, headers: { ...headers, 'cache-control': 'no-cache' }, body: relayed };
   }

@@ -9,8 +9,8 @@ export interface RelayHooks {
   onEnd(outcome: string): void;
   /** Cancels the upstream request (the client went away). */
   abortUpstream(reason: string): void;
-  /** Client-facing text for a failure; never includes internals. */
-  describeFailure(error: unknown): string;
+  /** Classifies a failure: the outcome to log and the client-facing text (never internals). */
+  describeFailure(error: unknown): { outcome: string; message: string };
 }
 
 const encoder = new TextEncoder();
@@ -62,7 +62,8 @@ export function relaySse(source: ReadableStream<Uint8Array>, hooks: RelayHooks):
               end('ok');
               return;
             }
-            fail(controller, 'upstream_failed', hooks.describeFailure(error));
+            const { outcome, message } = hooks.describeFailure(error);
+            fail(controller, outcome, message);
             return;
           }
           if (result.done) {

@@ -13,7 +13,7 @@ function relay(chunks: Uint8Array[], observer: StreamObserver, options: { failAf
     onFirstByte: () => firstBytes++,
     onEnd: (outcome) => ends.push(outcome),
     abortUpstream: () => {},
-    describeFailure: () => 'The upstream connection failed mid-stream.',
+    describeFailure: () => ({ outcome: 'upstream_failed', message: 'The upstream connection failed mid-stream.' }),
   });
   return { stream, ends, firstBytes: () => firstBytes };
 }

@@ -23,6 +23,8 @@ export interface RequestState {
   usage?: Usage;
   /** How the response ended when it was not a plain success (`client_closed`, `upstream_failed`...). */
   outcome?: string;
+  /** Features a translation could not carry. */
+  dropped?: string[];
   /** For 5xx answers: what went wrong underneath (logged, never sent to the client). */
   cause?: string;
   /** Work that must finish before the invocation ends (Lambda freezes whatever is left). */

@@ -15,6 +15,10 @@ const UpstreamSchema = z.strictObject({
   apiKeyEnv: z.optional(z.string().check(z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'))),
   /** Simulator only: pause between streamed events, to make streaming visible by eye. */
   delayMs: z.optional(z.int().check(z.minimum(0), z.maximum(10_000))),
+  /** Translated requests: the output-token ceiling (Messages needs `max_tokens` even when the client gave none). */
+  maxOutputTokens: z.optional(z.int().check(z.minimum(1))),
+  /** `openai-chat` only: the field the server reads the output limit from. */
+  maxTokensField: z.optional(z.enum(['max_tokens', 'max_completion_tokens'])),
 });
 
 const RouteSchema = z.strictObject({
@@ -51,7 +55,12 @@ export interface Upstream {
   baseUrl: string;
   apiKeyEnv: string | undefined;
   delayMs: number;
+  maxOutputTokens: number;
+  maxTokensField: 'max_tokens' | 'max_completion_tokens';
 }
+
+/** Claude models accept at least this many output tokens; raise it per upstream for larger ones. */
+const DEFAULT_MAX_OUTPUT_TOKENS = 32_000;
 
 export interface RouteMatch {
   upstream: Upstream;
@@ -78,12 +87,16 @@ export function parseRoutingConfig(input: unknown): RoutingConfig {
 export function createRouter(config: RoutingConfig): Router {
   const upstreams = new Map<string, Upstream>();
   for (const [name, upstream] of Object.entries(config.upstreams)) {
+    const baseUrl = (upstream.baseUrl ?? DEFAULT_BASE_URL[upstream.type]).replace(/\/+$/, '');
     upstreams.set(name, {
       name,
       type: upstream.type,
-      baseUrl: (upstream.baseUrl ?? DEFAULT_BASE_URL[upstream.type]).replace(/\/+$/, ''),
+      baseUrl,
       apiKeyEnv: upstream.apiKeyEnv,
       delayMs: upstream.delayMs ?? 0,
+      maxOutputTokens: upstream.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
+      // OpenAI itself wants the new field; compatible servers generally know only the old one.
+      maxTokensField: upstream.maxTokensField ?? (new URL(baseUrl).hostname === 'api.openai.com' ? 'max_completion_tokens' : 'max_tokens'),
     });
   }
   const routes = config.routes.map((route) => ({

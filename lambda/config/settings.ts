@@ -11,6 +11,10 @@ export interface Settings {
   firstByteTimeoutMs: number;
   /** Safety margin kept before the function timeout, to end streams cleanly. */
   deadlineMarginMs: number;
+  /** A stream whose upstream sends nothing for this long is ended with an error. */
+  upstreamIdleTimeoutMs: number;
+  /** Translated streams: a keepalive goes to the client after this much silence. */
+  keepaliveMs: number;
   /** `lastUsedAt` is written at most this often per key. */
   lastUsedIntervalSeconds: number;
   /** When set, requests must carry `x-origin-verify` with this value (CloudFront in front). */
@@ -22,6 +26,8 @@ export const DEFAULT_SETTINGS: Settings = {
   maxBodyBytes: 32 * 1024 * 1024,
   firstByteTimeoutMs: 120_000,
   deadlineMarginMs: 2_000,
+  upstreamIdleTimeoutMs: 300_000,
+  keepaliveMs: 15_000,
   lastUsedIntervalSeconds: 300,
   originSecret: undefined,
 };
@@ -32,6 +38,8 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv): Settings {
     maxBodyBytes: number(env, 'GATEWAY_MAX_BODY_BYTES', DEFAULT_SETTINGS.maxBodyBytes),
     firstByteTimeoutMs: number(env, 'GATEWAY_FIRST_BYTE_TIMEOUT_MS', DEFAULT_SETTINGS.firstByteTimeoutMs),
     deadlineMarginMs: number(env, 'GATEWAY_DEADLINE_MARGIN_MS', DEFAULT_SETTINGS.deadlineMarginMs),
+    upstreamIdleTimeoutMs: number(env, 'GATEWAY_UPSTREAM_IDLE_TIMEOUT_MS', DEFAULT_SETTINGS.upstreamIdleTimeoutMs),
+    keepaliveMs: number(env, 'GATEWAY_KEEPALIVE_MS', DEFAULT_SETTINGS.keepaliveMs),
     lastUsedIntervalSeconds: number(env, 'GATEWAY_LAST_USED_INTERVAL_SECONDS', DEFAULT_SETTINGS.lastUsedIntervalSeconds),
     originSecret: env.GATEWAY_ORIGIN_SECRET || undefined,
   };

@@ -7,15 +7,17 @@ import { ResponsesStreamObserver } from '../formats/responses/stream-observer.ts
 import { fromMessagesUsage, fromResponsesUsage, isRecord } from '../observability/usage.ts';
 import { callUpstream, isTimeout } from '../upstream/call-upstream.ts';
 import { clientResponseHeaders, upstreamRequestHeaders } from '../upstream/headers.ts';
-import { providerHeaders, speaksFamily, upstreamFormatName, upstreamUrl, type Operation } from '../upstream/providers.ts';
-import { bytesStream, readBody, relaySse } from '../upstream/relay.ts';
+import { providerHeaders, speaksFamily, upstreamUrl, type Operation } from '../upstream/providers.ts';
+import { bytesStream, PassthroughProcessor, readBody, relayStream } from '../upstream/relay.ts';
+import { relayHooks } from './relay-hooks.ts';
 import { simulate } from '../upstream/simulator/simulator.ts';
 import { countTokensLocally } from './count-tokens.ts';
+import { forwardTranslated } from './translated.ts';
 
 /**
  * Sends a validated request to the upstream its model routes to and relays the answer.
- * Same-format only: the body goes out byte-for-byte (bar a model rename) and the upstream's
- * status, body and relevant headers come back unmodified.
+ * Same format: the body goes out byte-for-byte (bar a model rename) and the upstream's status,
+ * body and relevant headers come back unmodified. Other formats go through the translator.
  */
 export async function forward(state: RequestState, deps: GatewayDeps, operation: Operation, clientHeaders: Record<string, string | undefined>): Promise<HandlerResponse> {
   const model = state.model as string;
@@ -24,11 +26,8 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
   const { upstream, upstreamModel } = match;
   state.upstream = upstream.name;
   state.upstreamModel = upstreamModel;
-  if (!speaksFamily(upstream.type, state.family)) {
-    const from = state.family === 'messages' ? 'Messages' : 'Responses';
-    throw new GatewayError('not_implemented', `Model "${model}" is routed to upstream "${upstream.name}" (${upstreamFormatName(upstream.type)}); serving ${from} clients from it needs format translation, which this gateway does not do yet.`);
-  }
   if (operation === 'count_tokens' && upstream.type !== 'anthropic') return countTokensLocally(state);
+  if (!speaksFamily(upstream.type, state.family)) return forwardTranslated(state, deps, upstream, upstreamModel, clientHeaders);
 
   const body = upstreamModel === model ? (state.rawBody as string) : replaceTopLevelString(state.rawBody as string, 'model', upstreamModel);
   const abort = new AbortController();
@@ -56,18 +55,12 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
   const eventStream = response.headers.get('content-type')?.startsWith('text/event-stream') === true;
   if (response.ok && eventStream && response.body) {
     const observer = state.family === 'messages' ? new MessagesStreamObserver() : new ResponsesStreamObserver(`resp_${state.id}`);
-    const relayed = relaySse(response.body, {
-      observer,
-      onFirstByte: () => (state.firstByteAt ??= Date.now()),
+    const relayed = relayStream(response.body, new PassthroughProcessor(observer), {
+      ...relayHooks(state, abort, signal, deps),
       onEnd: (outcome) => {
         state.usage = observer.usage;
         if (outcome !== 'ok') state.outcome = outcome;
       },
-      abortUpstream: (reason) => abort.abort(reason),
-      describeFailure: () =>
-        isTimeout(signal.reason)
-          ? { outcome: 'deadline', message: 'The request reached the gateway deadline before the upstream finished.' }
-          : { outcome: 'upstream_failed', message: 'The upstream connection failed mid-stream.' },
     });
     return { statusCode: response.status, headers: { ...headers, 'cache-control': 'no-cache' }, body: relayed };
   }
@@ -86,3 +79,4 @@ function recordUsage(state: RequestState, bytes: Uint8Array): void {
   if (!isRecord(usage)) return;
   state.usage = state.family === 'messages' ? fromMessagesUsage(usage) : fromResponsesUsage(usage);
 }
+

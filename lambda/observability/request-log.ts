@@ -19,6 +19,7 @@ export function requestLogLine(state: RequestState, endedAt: number): string {
     latencyMs: endedAt - state.startedAt,
     ttfbMs: state.firstByteAt === undefined ? undefined : state.firstByteAt - state.startedAt,
     usage: state.usage,
+    dropped: state.dropped,
     cause: state.cause,
   });
 }

@@ -17,8 +17,9 @@ export function speaksFamily(type: UpstreamType, family: Family): boolean {
   return format === 'both' || format === family;
 }
 
-export function upstreamFormatName(type: UpstreamType): string {
-  return { anthropic: 'Anthropic Messages', openai: 'OpenAI Responses', 'openai-chat': 'Chat Completions', simulator: 'simulator' }[type];
+/** The wire format of a (non-simulator) upstream, as the translator names it. */
+export function upstreamFormat(type: Exclude<UpstreamType, 'simulator'>): 'messages' | 'responses' | 'chat' {
+  return FORMAT[type] === 'chat' ? 'chat' : (FORMAT[type] as 'messages' | 'responses');
 }
 
 export function upstreamUrl(upstream: Upstream, operation: Operation): string {

@@ -1,95 +1,156 @@
 import { SseEventSplitter } from '../formats/sse/event-splitter.ts';
 import type { StreamObserver } from '../formats/stream-observer.ts';
 
+/** Turns upstream stream bytes into client stream bytes (as they are, or translated). */
+export interface StreamProcessor {
+  /** Client bytes for one upstream chunk, or undefined when nothing is complete yet. */
+  push(chunk: Uint8Array): Uint8Array | undefined;
+  /** The upstream ended cleanly: last client bytes, and how the stream ended. */
+  end(): { bytes: Uint8Array | undefined; outcome: string };
+  /** The upstream failed: the client bytes that end the stream in its format. */
+  fail(message: string): Uint8Array;
+  /** Bytes that keep the client connection alive during upstream silence, if the format has any. */
+  keepalive?(): Uint8Array | undefined;
+  /** True once the stream carried its terminal event. */
+  readonly finished: boolean;
+}
+
 export interface RelayHooks {
-  observer: StreamObserver;
   /** Called once, when the first bytes go to the client. */
   onFirstByte(): void;
   /** Called once, when the relay ends: 'ok', 'client_closed' or why the upstream failed. */
   onEnd(outcome: string): void;
-  /** Cancels the upstream request (the client went away). */
+  /** Cancels the upstream request (client gone, upstream idle). */
   abortUpstream(reason: string): void;
   /** Classifies a failure: the outcome to log and the client-facing text (never internals). */
   describeFailure(error: unknown): { outcome: string; message: string };
+  /** Send the processor's keepalive after this much silence towards the client. */
+  keepaliveMs?: number;
+  /** Fail the stream when the upstream sends nothing for this long (keepalives must not hide a dead upstream). */
+  idleTimeoutMs?: number;
 }
 
 const encoder = new TextEncoder();
 
 /**
- * Relays an upstream SSE body to the client byte-for-byte, in whole events.
+ * Relays an upstream body to the client through a processor.
  *
  * Pull-based with no internal queue (highWaterMark 0): the upstream is read only as fast as the
- * client consumes, so memory per stream stays at one pending event. If the upstream breaks or
- * ends before its terminal event, the stream is closed with the format's error event, never with
- * a truncated frame or plain text.
+ * client consumes, so memory per stream stays at one pending event. Whatever goes wrong, the
+ * stream ends with the processor's in-format error, never with a torn frame or plain text.
  */
-export function relaySse(source: ReadableStream<Uint8Array>, hooks: RelayHooks): ReadableStream<Uint8Array> {
+export function relayStream(source: ReadableStream<Uint8Array>, processor: StreamProcessor, hooks: RelayHooks): ReadableStream<Uint8Array> {
   const reader = source.getReader();
-  const splitter = new SseEventSplitter();
-  const onEvent = (event: Buffer) => hooks.observer.event(event);
+  let controller: ReadableStreamDefaultController<Uint8Array>;
   let started = false;
   let ended = false;
-  const end = (outcome: string) => {
-    if (ended) return;
-    ended = true;
-    hooks.onEnd(outcome);
-  };
-  const emit = (controller: ReadableStreamDefaultController<Uint8Array>, bytes: Uint8Array) => {
+  let lastUpstream = Date.now();
+  let lastClient = Date.now();
+  let timer: ReturnType<typeof setInterval> | undefined;
+
+  const emit = (bytes: Uint8Array | undefined) => {
+    if (!bytes || bytes.byteLength === 0 || ended) return;
     if (!started) {
       started = true;
       hooks.onFirstByte();
     }
+    lastClient = Date.now();
     controller.enqueue(bytes);
   };
-  const fail = (controller: ReadableStreamDefaultController<Uint8Array>, outcome: string, message: string) => {
-    emit(controller, encoder.encode(hooks.observer.failure(message)));
+  const end = (outcome: string, bytes?: Uint8Array) => {
+    if (ended) return;
+    emit(bytes);
+    ended = true;
+    if (timer !== undefined) clearInterval(timer);
     controller.close();
-    end(outcome);
+    hooks.onEnd(outcome);
+  };
+  const watch = () => {
+    const now = Date.now();
+    if (hooks.idleTimeoutMs !== undefined && now - lastUpstream >= hooks.idleTimeoutMs) {
+      hooks.abortUpstream('upstream idle');
+      end('upstream_idle', processor.fail(`The upstream sent nothing for ${Math.round(hooks.idleTimeoutMs / 1000)} s.`));
+    } else if (hooks.keepaliveMs !== undefined && processor.keepalive && now - lastClient >= hooks.keepaliveMs) {
+      emit(processor.keepalive());
+    }
   };
 
   return new ReadableStream<Uint8Array>(
     {
-      async pull(controller) {
+      start(streamController) {
+        controller = streamController;
+        const period = Math.min(hooks.keepaliveMs ?? Infinity, (hooks.idleTimeoutMs ?? Infinity) / 4);
+        if (Number.isFinite(period)) {
+          timer = setInterval(watch, Math.max(10, period));
+          timer.unref();
+        }
+      },
+      async pull() {
         for (;;) {
           let result: Awaited<ReturnType<typeof reader.read>>;
           try {
             result = await reader.read();
           } catch (error) {
             if (ended) return;
-            if (hooks.observer.finished) {
-              // The answer was complete; a reset after the terminal event loses nothing.
-              controller.close();
-              end('ok');
-              return;
-            }
+            // An answer that was already complete loses nothing to a late reset.
+            if (processor.finished) return end('ok');
             const { outcome, message } = hooks.describeFailure(error);
-            fail(controller, outcome, message);
+            end(outcome, processor.fail(message));
             return;
           }
+          if (ended) return;
           if (result.done) {
-            if (hooks.observer.finished) {
-              controller.close();
-              end('ok');
-            } else {
-              fail(controller, 'upstream_truncated', 'The upstream closed the stream before it was complete.');
-            }
+            const finished = processor.end();
+            end(finished.outcome, finished.bytes);
             return;
           }
-          const complete = splitter.push(result.value, onEvent);
-          if (complete) {
-            emit(controller, complete);
+          lastUpstream = Date.now();
+          const bytes = processor.push(result.value);
+          if (bytes) {
+            emit(bytes);
             return;
           }
         }
       },
       cancel(reason) {
-        end('client_closed');
+        ended = true;
+        if (timer !== undefined) clearInterval(timer);
+        hooks.onEnd('client_closed');
         hooks.abortUpstream(String(reason ?? 'client closed'));
         reader.cancel(reason).catch(() => {});
       },
     },
     { highWaterMark: 0 },
   );
+}
+
+/** Same-format streams: bytes forwarded unchanged, in whole events, watched by the format's observer. */
+export class PassthroughProcessor implements StreamProcessor {
+  readonly #splitter = new SseEventSplitter();
+  readonly #observer: StreamObserver;
+  readonly #onEvent: (event: Buffer) => void;
+
+  constructor(observer: StreamObserver) {
+    this.#observer = observer;
+    this.#onEvent = (event) => observer.event(event);
+  }
+
+  push(chunk: Uint8Array): Uint8Array | undefined {
+    return this.#splitter.push(chunk, this.#onEvent);
+  }
+
+  end(): { bytes: Uint8Array | undefined; outcome: string } {
+    if (this.#observer.finished) return { bytes: undefined, outcome: 'ok' };
+    return { bytes: encoder.encode(this.#observer.failure('The upstream closed the stream before it was complete.')), outcome: 'upstream_truncated' };
+  }
+
+  fail(message: string): Uint8Array {
+    return encoder.encode(this.#observer.failure(message));
+  }
+
+  get finished(): boolean {
+    return this.#observer.finished;
+  }
 }
 
 /** Reads a whole (non-streamed) body; used for JSON replies and upstream errors. */

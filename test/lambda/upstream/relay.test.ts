@@ -1,15 +1,14 @@
 import { MessagesStreamObserver } from '../../../lambda/formats/messages/stream-observer.ts';
 import { ResponsesStreamObserver } from '../../../lambda/formats/responses/stream-observer.ts';
 import type { StreamObserver } from '../../../lambda/formats/stream-observer.ts';
-import { relaySse } from '../../../lambda/upstream/relay.ts';
+import { PassthroughProcessor, relayStream } from '../../../lambda/upstream/relay.ts';
 import { collect, randomChunks, streamOf } from '../../support/chunking.ts';
 import { fixture } from '../../support/upstream-stub.ts';
 
 function relay(chunks: Uint8Array[], observer: StreamObserver, options: { failAfter?: boolean } = {}) {
   const ends: string[] = [];
   let firstBytes = 0;
-  const stream = relaySse(streamOf(chunks, options), {
-    observer,
+  const stream = relayStream(streamOf(chunks, options), new PassthroughProcessor(observer), {
     onFirstByte: () => firstBytes++,
     onEnd: (outcome) => ends.push(outcome),
     abortUpstream: () => {},
@@ -29,7 +28,7 @@ function events(text: string): [string | undefined, Record<string, unknown>][] {
     });
 }
 
-describe('relaySse, Messages', () => {
+describe('relayStream passthrough, Messages', () => {
   const bytes = Buffer.from(fixture('anthropic/thinking-tool-stream.sse'));
 
   test('passes bytes through unchanged at random chunk boundaries and reads the final usage', async () => {
@@ -80,7 +79,7 @@ describe('relaySse, Messages', () => {
   });
 });
 
-describe('relaySse, Responses', () => {
+describe('relayStream passthrough, Responses', () => {
   const bytes = Buffer.from(fixture('openai/reasoning-tool-stream.sse'));
 
   test('passes bytes through and reads usage from response.completed', async () => {

@@ -1,0 +1,112 @@
+import type { GatewayDeps, HandlerResponse } from '../deps.ts';
+import type { Upstream } from '../config/routing.ts';
+import { GatewayError } from '../errors.ts';
+import type { RequestState } from '../request-state.ts';
+import type { IrUsage } from '../translate/ir.ts';
+import { readUpstreamError, renderClientError, StreamTranslator, translateRequest } from '../translate/translator.ts';
+import { callUpstream, isTimeout } from '../upstream/call-upstream.ts';
+import { clientResponseHeaders, upstreamRequestHeaders } from '../upstream/headers.ts';
+import { providerHeaders, upstreamFormat, upstreamUrl } from '../upstream/providers.ts';
+import { readBody, relayStream, type StreamProcessor } from '../upstream/relay.ts';
+import { relayHooks } from './relay-hooks.ts';
+
+const encoder = new TextEncoder();
+
+/**
+ * Serves a client from an upstream of another format: the request goes through the IR into the
+ * upstream's format (always streaming), and the upstream's stream comes back translated; a
+ * non-streaming client gets the accumulated result. What could not be carried is listed in
+ * `x-gateway-dropped` and in the log.
+ */
+export async function forwardTranslated(state: RequestState, deps: GatewayDeps, upstream: Upstream, upstreamModel: string, clientHeaders: Record<string, string | undefined>): Promise<HandlerResponse> {
+  if (upstream.type === 'simulator') throw new GatewayError('internal', 'The simulator speaks every client format.');
+  const format = upstreamFormat(upstream.type);
+  const translated = translateRequest(state.family, state.body ?? {}, format, { model: upstreamModel, maxOutputTokens: upstream.maxOutputTokens, maxTokensField: upstream.maxTokensField });
+  if (translated.dropped.length > 0) state.dropped = translated.dropped;
+
+  const abort = new AbortController();
+  const signal = AbortSignal.any([abort.signal, AbortSignal.timeout(Math.max(1, state.deadline - Date.now()))]);
+  const credential = await deps.credentials.get(upstream);
+  const forwarded = upstreamRequestHeaders(clientHeaders);
+  // Another provider's protocol headers mean nothing upstream.
+  if (upstream.type !== 'anthropic') for (const name of Object.keys(forwarded)) if (name.startsWith('anthropic-')) delete forwarded[name];
+  const response = await callUpstream({
+    url: upstreamUrl(upstream, 'create'),
+    headers: { ...forwarded, ...providerHeaders(upstream, credential, clientHeaders), accept: 'text/event-stream' },
+    body: JSON.stringify(translated.body),
+    signal,
+    firstByteTimeoutMs: deps.settings.firstByteTimeoutMs,
+    fetch: deps.fetch,
+  });
+  if (response.status === 401) deps.credentials.invalidate();
+  const { 'content-type': _type, ...passed } = clientResponseHeaders(response.headers);
+  const headers: Record<string, string> = translated.dropped.length > 0 ? { ...passed, 'x-gateway-dropped': translated.dropped.join(', ').replace(/[^\x20-\x7e]/g, '?') } : passed;
+
+  if (!response.ok || !response.body) {
+    const text = Buffer.from(await readBody(response).catch(() => new Uint8Array())).toString('utf8');
+    const rendered = renderClientError(state.family, readUpstreamError(format, response.status, text), state.id);
+    state.status = rendered.status;
+    state.outcome = 'upstream_error';
+    return { statusCode: rendered.status, headers: { ...headers, 'content-type': 'application/json' }, body: rendered.body };
+  }
+
+  const translator = new StreamTranslator(state.family, format, { model: state.model as string, tools: translated.ir.tools, request: translated.ir });
+  const recordUsage = () => (state.usage = toLogUsage(translator.usage));
+  if (!translated.ir.stream) return collect(state, response.body, translator, signal, headers, recordUsage);
+
+  state.status = 200;
+  const body = relayStream(response.body, translationProcessor(translator), {
+    ...relayHooks(state, abort, signal, deps),
+    keepaliveMs: deps.settings.keepaliveMs,
+    onEnd: (outcome) => {
+      recordUsage();
+      if (outcome !== 'ok') state.outcome = outcome;
+      else if (translator.error) state.outcome = 'upstream_error';
+    },
+  });
+  return { statusCode: 200, headers: { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' }, body };
+}
+
+function translationProcessor(translator: StreamTranslator): StreamProcessor {
+  const bytes = (text: string) => (text === '' ? undefined : encoder.encode(text));
+  return {
+    push: (chunk) => bytes(translator.push(chunk)),
+    end: () => {
+      const finished = translator.finished;
+      return { bytes: bytes(translator.end()), outcome: finished ? 'ok' : 'upstream_truncated' };
+    },
+    fail: (message) => encoder.encode(translator.fail({ category: 'server', message })),
+    keepalive: () => bytes(translator.keepalive()),
+    get finished() {
+      return translator.finished;
+    },
+  };
+}
+
+/** Non-streaming clients: read the whole upstream stream, then answer with the result or a proper error status. */
+async function collect(state: RequestState, body: ReadableStream<Uint8Array>, translator: StreamTranslator, signal: AbortSignal, headers: Record<string, string>, recordUsage: () => void): Promise<HandlerResponse> {
+  try {
+    for await (const chunk of body) {
+      translator.push(chunk);
+      if (translator.finished) break;
+    }
+  } catch (error) {
+    if (isTimeout(signal.reason)) throw new GatewayError('upstream_timeout', 'The upstream did not finish in time.', { cause: error });
+    throw new GatewayError('upstream_unreachable', 'The upstream connection failed before the response was complete.', { cause: error });
+  }
+  translator.end();
+  recordUsage();
+  state.firstByteAt = Date.now();
+  if (translator.error) {
+    const rendered = renderClientError(state.family, translator.error, state.id);
+    state.status = rendered.status;
+    state.outcome = 'upstream_error';
+    return { statusCode: rendered.status, headers: { ...headers, 'content-type': 'application/json' }, body: rendered.body };
+  }
+  state.status = 200;
+  return { statusCode: 200, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(translator.result()) };
+}
+
+function toLogUsage(usage: IrUsage) {
+  return { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, cacheReadTokens: usage.cacheReadTokens, cacheWriteTokens: usage.cacheWriteTokens };
+}

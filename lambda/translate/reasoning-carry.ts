@@ -1,0 +1,41 @@
+import type { ReasoningCarrier } from './ir.ts';
+
+/**
+ * Reasoning state crosses formats inside the other format's opaque field: an OpenAI reasoning
+ * item (id + encrypted_content) rides in an Anthropic thinking `signature`, an Anthropic
+ * thinking block (signature + text, or redacted data) in an OpenAI `encrypted_content`. Clients
+ * echo these back untouched, so the next request can hand each provider exactly what it issued.
+ * Tokens without the prefix are native to the format they arrived in.
+ */
+const PREFIX = 'gw1.';
+
+type Packed = { p: 'o'; id: string; ec: string | null } | { p: 'a'; s: string; t: string } | { p: 'a'; r: string };
+
+export function packCarrier(carrier: ReasoningCarrier, thinkingText: string): string {
+  let packed: Packed;
+  if (carrier.provider === 'openai') packed = { p: 'o', id: carrier.id, ec: carrier.encryptedContent };
+  else if ('signature' in carrier) packed = { p: 'a', s: carrier.signature, t: thinkingText };
+  else packed = { p: 'a', r: carrier.redactedData };
+  return PREFIX + Buffer.from(JSON.stringify(packed)).toString('base64url');
+}
+
+export interface UnpackedCarrier {
+  carrier: ReasoningCarrier;
+  /** The exact thinking text Anthropic signed, when the carrier holds one. */
+  text?: string;
+}
+
+/** The carrier inside a packed token, or undefined for a native (or unreadable) token. */
+export function unpackCarrier(token: string | null | undefined): UnpackedCarrier | undefined {
+  if (typeof token !== 'string' || !token.startsWith(PREFIX)) return undefined;
+  let packed: Packed;
+  try {
+    packed = JSON.parse(Buffer.from(token.slice(PREFIX.length), 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (packed.p === 'o' && typeof packed.id === 'string') return { carrier: { provider: 'openai', id: packed.id, encryptedContent: packed.ec ?? null } };
+  if (packed.p === 'a' && 's' in packed && typeof packed.s === 'string') return { carrier: { provider: 'anthropic', signature: packed.s }, text: packed.t };
+  if (packed.p === 'a' && 'r' in packed && typeof packed.r === 'string') return { carrier: { provider: 'anthropic', redactedData: packed.r } };
+  return undefined;
+}

@@ -1,0 +1,246 @@
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { startGateway, waitForLogs, type Harness } from '../support/gateway-harness.ts';
+import { fixture, sendJson, sendSse, sseEvents, startUpstream, type UpstreamStub } from '../support/upstream-stub.ts';
+
+let messagesUpstream: UpstreamStub;
+let responsesUpstream: UpstreamStub;
+let chatUpstream: UpstreamStub;
+let gateway: Harness;
+let anthropic: Anthropic;
+let openai: OpenAI;
+
+beforeAll(async () => {
+  messagesUpstream = await startUpstream();
+  responsesUpstream = await startUpstream();
+  chatUpstream = await startUpstream();
+  gateway = await startGateway({
+    config: {
+      upstreams: {
+        claude: { type: 'anthropic', baseUrl: messagesUpstream.url, apiKeyEnv: 'ANT' },
+        gpt: { type: 'openai', baseUrl: `${responsesUpstream.url}/v1`, apiKeyEnv: 'OAI' },
+        vllm: { type: 'openai-chat', baseUrl: `${chatUpstream.url}/v1` },
+      },
+      routes: [
+        { model: 'claude-via-gpt', upstream: 'gpt', upstreamModel: 'gpt-5.5' },
+        { model: 'claude-via-vllm', upstream: 'vllm', upstreamModel: 'qwen3-coder' },
+        { model: 'gpt-via-claude', upstream: 'claude', upstreamModel: 'claude-sonnet-5' },
+        { model: 'gpt-via-vllm', upstream: 'vllm', upstreamModel: 'qwen3-coder' },
+      ],
+    },
+    env: { ANT: 'sk-ant-up', OAI: 'sk-oai-up' },
+  });
+  const { key } = await gateway.issueKey();
+  anthropic = new Anthropic({ baseURL: `${gateway.url}/first`, apiKey: key, maxRetries: 0 });
+  openai = new OpenAI({ baseURL: `${gateway.url}/second/v1`, apiKey: key, maxRetries: 0 });
+});
+
+afterAll(async () => {
+  await gateway.close();
+  await Promise.all([messagesUpstream.close(), responsesUpstream.close(), chatUpstream.close()]);
+});
+
+const weather = { name: 'get_weather', description: 'Weather for a city', input_schema: { type: 'object' as const, properties: { city: { type: 'string' } }, required: ['city'] } };
+const lastBody = (stub: UpstreamStub) => JSON.parse(stub.requests.at(-1)!.body);
+
+describe('Messages client (Claude Code, Anthropic SDK) via a Responses upstream', () => {
+  test('tool and reasoning round trip: thinking is signed, and the next turn hands OpenAI its own reasoning item back', async () => {
+    responsesUpstream.reply(sendSse(sseEvents(fixture('openai/reasoning-tool-stream.sse'))));
+    const first = await anthropic.messages
+      .stream({
+        model: 'claude-via-gpt',
+        max_tokens: 4000,
+        thinking: { type: 'enabled', budget_tokens: 2048 },
+        system: [{ type: 'text', text: 'x-anthropic-billing-header: cc_version=2.1; cch=abc;' }, { type: 'text', text: 'You are helpful.' }],
+        tools: [weather],
+        messages: [{ role: 'user', content: 'Weather in Paris?' }],
+      })
+      .finalMessage();
+    expect(first.model).toBe('claude-via-gpt');
+    expect(first.stop_reason).toBe('tool_use');
+    expect(first.content.map((block) => block.type)).toEqual(['thinking', 'tool_use']);
+    expect(first.content[1]).toMatchObject({ id: 'call_fixture01', name: 'get_weather', input: { city: 'Paris' } });
+
+    const sent = lastBody(responsesUpstream);
+    expect(responsesUpstream.requests.at(-1)!.headers.authorization).toBe('Bearer sk-oai-up');
+    expect(sent).toMatchObject({ model: 'gpt-5.5', stream: true, store: false, instructions: 'You are helpful.', include: ['reasoning.encrypted_content'], reasoning: { effort: 'low' } });
+    expect(sent.tools).toEqual([{ type: 'function', name: 'get_weather', description: 'Weather for a city', parameters: weather.input_schema, strict: false }]);
+
+    responsesUpstream.reply(sendSse(fixture('openai/text-stream.sse')));
+    const second = await anthropic.messages.create({
+      model: 'claude-via-gpt',
+      max_tokens: 4000,
+      thinking: { type: 'enabled', budget_tokens: 2048 },
+      tools: [weather],
+      messages: [
+        { role: 'user', content: 'Weather in Paris?' },
+        { role: 'assistant', content: first.content },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_fixture01', content: 'Sunny' }] },
+      ],
+    });
+    expect(second.content).toEqual([{ type: 'text', text: 'Hi there — ✓' }]);
+    expect(lastBody(responsesUpstream).input).toEqual([
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Weather in Paris?' }] },
+      { type: 'reasoning', id: 'rs_fixture01', summary: [{ type: 'summary_text', text: '**Planning** I will call the tool.' }], encrypted_content: 'gAAAAAFIXTURE-ENCRYPTED' },
+      { type: 'function_call', call_id: 'call_fixture01', name: 'get_weather', arguments: '{"city":"Paris"}' },
+      { type: 'function_call_output', call_id: 'call_fixture01', output: 'Sunny' },
+    ]);
+  });
+
+  test('what a translation drops is said in a header and in the log', async () => {
+    responsesUpstream.reply(sendSse(fixture('openai/text-stream.sse')));
+    const before = gateway.logs.length;
+    const { response } = await anthropic.messages.create({ model: 'claude-via-gpt', max_tokens: 100, stop_sequences: ['END'], messages: [{ role: 'user', content: 'hi' }], top_k: 5 } as Anthropic.MessageCreateParamsNonStreaming).withResponse();
+    expect(response.headers.get('x-gateway-dropped')).toBe('top_k, stop_sequences');
+    const [line] = (await waitForLogs(gateway, before + 1)).slice(before);
+    expect(line).toMatchObject({ upstream: 'gpt', upstreamModel: 'gpt-5.5', dropped: ['top_k', 'stop_sequences'], usage: { inputTokens: 1024, cacheReadTokens: 1024, outputTokens: 7 } });
+  });
+});
+
+describe('Messages client via a Chat Completions upstream', () => {
+  test('streamed text with reasoning, usage held until the usage chunk', async () => {
+    chatUpstream.reply(sendSse(sseEvents(fixture('chat/text-stream.sse'))));
+    const stream = anthropic.messages.stream({ model: 'claude-via-vllm', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] });
+    let text = '';
+    stream.on('text', (delta) => (text += delta));
+    const message = await stream.finalMessage();
+    expect(text).toBe('Hello wörld ✓');
+    expect(message.content[0]).toMatchObject({ type: 'thinking', thinking: 'Think first.' });
+    expect(message.usage).toMatchObject({ input_tokens: 1024, cache_read_input_tokens: 1024, output_tokens: 40 });
+    const sent = lastBody(chatUpstream);
+    expect(sent).toMatchObject({ model: 'qwen3-coder', stream: true, stream_options: { include_usage: true }, max_tokens: 100 });
+    expect(chatUpstream.requests.at(-1)!.headers.authorization).toBeUndefined();
+  });
+
+  test('parallel tool calls, then the results go back as tool messages right after the calls', async () => {
+    chatUpstream.reply(sendSse(fixture('chat/parallel-tools-stream.sse')));
+    const first = await anthropic.messages.create({ model: 'claude-via-vllm', max_tokens: 100, tools: [weather], messages: [{ role: 'user', content: 'go' }] });
+    expect(first.stop_reason).toBe('tool_use');
+    expect(first.content.filter((block) => block.type === 'tool_use').map((block) => (block as Anthropic.ToolUseBlock).input)).toEqual([{ city: 'Paris' }, { tz: 'UTC' }]);
+    chatUpstream.reply(sendSse(fixture('chat/text-stream.sse')));
+    await anthropic.messages.create({
+      model: 'claude-via-vllm',
+      max_tokens: 100,
+      tools: [weather],
+      messages: [
+        { role: 'user', content: 'go' },
+        { role: 'assistant', content: first.content },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_fixA', content: 'Sunny' }, { type: 'tool_result', tool_use_id: 'call_fixB', content: 'Noon', is_error: true }, { type: 'text', text: 'thanks' }] },
+      ],
+    });
+    expect(lastBody(chatUpstream).messages.slice(1)).toEqual([
+      { role: 'assistant', content: 'Checking.', tool_calls: [{ id: 'call_fixA', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }, { id: 'call_fixB', type: 'function', function: { name: 'get_time', arguments: '{"tz":"UTC"}' } }] },
+      { role: 'tool', tool_call_id: 'call_fixA', content: 'Sunny' },
+      { role: 'tool', tool_call_id: 'call_fixB', content: 'Error: Noon' },
+      { role: 'user', content: 'thanks' },
+    ]);
+  });
+});
+
+describe('Responses client (Codex, OpenAI SDK) via a Messages upstream', () => {
+  test('reasoning round trip: the next turn hands Anthropic its thinking block byte-identical', async () => {
+    messagesUpstream.reply(sendSse(sseEvents(fixture('anthropic/thinking-tool-stream.sse'))));
+    const tools: OpenAI.Responses.Tool[] = [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }, strict: false }];
+    const first = await openai.responses
+      .stream({ model: 'gpt-via-claude', input: [{ role: 'developer', content: 'Be brief.' }, { role: 'user', content: 'Weather?' }], tools, reasoning: { effort: 'medium', summary: 'auto' }, include: ['reasoning.encrypted_content'] })
+      .finalResponse();
+    expect(first.output.map((item) => item.type)).toEqual(['reasoning', 'function_call']);
+    expect(first.output[1]).toMatchObject({ call_id: 'toolu_01Fixture', name: 'get_weather', arguments: '{"city": "Paris"}' });
+    const sent = lastBody(messagesUpstream);
+    expect(sent).toMatchObject({ model: 'claude-sonnet-5', stream: true, system: [{ type: 'text', text: 'Be brief.' }], thinking: { type: 'enabled', budget_tokens: 8192 }, max_tokens: 32000 });
+    expect(messagesUpstream.requests.at(-1)!.headers['x-api-key']).toBe('sk-ant-up');
+
+    messagesUpstream.reply(sendSse(fixture('anthropic/text-stream.sse')));
+    const second = await openai.responses.create({
+      model: 'gpt-via-claude',
+      tools,
+      reasoning: { effort: 'medium' },
+      input: [{ role: 'user', content: 'Weather?' }, ...(first.output as OpenAI.Responses.ResponseInputItem[]), { type: 'function_call_output', call_id: 'toolu_01Fixture', output: 'Sunny' }],
+    });
+    expect(second.output_text).toBe('Hi there — ünïcödé ✓ 你好!');
+    expect(lastBody(messagesUpstream).messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'Weather?' }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: 'The user wants the weather.', signature: 'EqQBCkgIARABGAIiQL+fixture/signature==' },
+          { type: 'tool_use', id: 'toolu_01Fixture', name: 'get_weather', input: { city: 'Paris' } },
+        ],
+      },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_01Fixture', content: [{ type: 'text', text: 'Sunny' }] }] },
+    ]);
+  });
+
+  test("Codex's apply_patch custom tool round-trips as a custom_tool_call", async () => {
+    const patch = '*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch';
+    const toolUse = `event: message_start\ndata: {"type":"message_start","message":{"id":"m1","usage":{"input_tokens":9,"output_tokens":1}}}\n\nevent: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_p","name":"apply_patch","input":{}}}\n\nevent: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":${JSON.stringify(JSON.stringify({ input: patch }))}}}\n\nevent: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\nevent: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":20}}\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n`;
+    messagesUpstream.reply(sendSse(toolUse));
+    const tools = [{ type: 'custom', name: 'apply_patch', description: 'Edit files', format: { type: 'grammar', syntax: 'lark', definition: 'start: begin_patch hunk+ end_patch' } }] as unknown as OpenAI.Responses.Tool[];
+    const first = await openai.responses.stream({ model: 'gpt-via-claude', input: 'add a.txt', tools }).finalResponse();
+    expect(first.output).toEqual([expect.objectContaining({ type: 'custom_tool_call', call_id: 'toolu_p', name: 'apply_patch', input: patch })]);
+    expect(lastBody(messagesUpstream).tools[0]).toMatchObject({ name: 'apply_patch', input_schema: { properties: { input: { type: 'string' } }, required: ['input'] } });
+    expect(lastBody(messagesUpstream).tools[0].description).toContain('lark grammar:\nstart: begin_patch');
+
+    messagesUpstream.reply(sendSse(fixture('anthropic/text-stream.sse')));
+    await openai.responses.create({ model: 'gpt-via-claude', tools, input: [{ role: 'user', content: 'add a.txt' }, ...first.output, { type: 'custom_tool_call_output', call_id: 'toolu_p', output: 'Done!' }] as unknown as OpenAI.Responses.ResponseInputItem[] });
+    const messages = lastBody(messagesUpstream).messages;
+    expect(messages[1].content).toEqual([{ type: 'tool_use', id: 'toolu_p', name: 'apply_patch', input: { input: patch } }]);
+    expect(messages[2].content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_p', content: [{ type: 'text', text: 'Done!' }] }]);
+  });
+
+  test('structured output (Codex title requests) maps to output_config.format', async () => {
+    messagesUpstream.reply(sendSse(fixture('anthropic/text-stream.sse')));
+    const schema = { type: 'object', properties: { title: { type: 'string' } }, required: ['title'], additionalProperties: false };
+    await openai.responses.create({ model: 'gpt-via-claude', input: 'title?', text: { format: { type: 'json_schema', name: 'codex_output_schema', strict: true, schema } } });
+    expect(lastBody(messagesUpstream).output_config).toEqual({ format: { type: 'json_schema', schema } });
+  });
+});
+
+describe('Responses client via a Chat Completions upstream', () => {
+  test('text and parallel function calls', async () => {
+    chatUpstream.reply(sendSse(fixture('chat/parallel-tools-stream.sse')));
+    const response = await openai.responses.stream({ model: 'gpt-via-vllm', input: 'go', tools: [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: {} }, strict: false }] }).finalResponse();
+    expect(response.output.map((item) => item.type)).toEqual(['message', 'function_call', 'function_call']);
+    expect(response.output_text).toBe('Checking.');
+    chatUpstream.reply(sendSse(fixture('chat/text-stream.sse')));
+    const plain = await openai.responses.create({ model: 'gpt-via-vllm', input: 'hi', instructions: 'Be nice.' });
+    expect(plain.output_text).toBe('Hello wörld ✓');
+    expect(plain.usage).toMatchObject({ input_tokens: 2048, output_tokens: 40, input_tokens_details: { cached_tokens: 1024 } });
+    expect(lastBody(chatUpstream).messages).toEqual([{ role: 'system', content: 'Be nice.' }, { role: 'user', content: 'hi' }]);
+  });
+});
+
+describe('errors across formats', () => {
+  test('upstream overload (529) reaches a Responses client as 503 server_is_overloaded', async () => {
+    messagesUpstream.reply(sendJson(529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }));
+    await expect(openai.responses.create({ model: 'gpt-via-claude', input: 'hi' })).rejects.toMatchObject({ status: 503, code: 'server_is_overloaded' });
+  });
+
+  test('context overflow reaches a Messages client in the form Claude Code recognises', async () => {
+    responsesUpstream.reply(sendJson(400, { error: { message: 'Your input exceeds the context window of this model.', type: 'invalid_request_error', param: 'input', code: 'context_length_exceeded' } }));
+    await expect(anthropic.messages.create({ model: 'claude-via-gpt', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] })).rejects.toMatchObject({
+      status: 400,
+      error: { error: { type: 'invalid_request_error', message: 'prompt is too long: Your input exceeds the context window of this model.' } },
+    });
+  });
+
+  test('a rate limit keeps its retry-after across the translation', async () => {
+    chatUpstream.reply(sendJson(429, { error: { message: 'Slow down', type: 'rate_limit_error', code: 'rate_limit_exceeded' } }, { 'retry-after': '3' }));
+    const response = await fetch(`${gateway.url}/first/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': (anthropic.apiKey as string) ?? '', 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'claude-via-vllm', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(response.status).toBe(429);
+    expect(response.headers.get('retry-after')).toBe('3');
+    expect(await response.json()).toMatchObject({ type: 'error', error: { type: 'rate_limit_error', message: 'Slow down' } });
+  });
+
+  test('a mid-stream upstream failure ends a translated stream with the client format error', async () => {
+    const events = sseEvents(fixture('anthropic/thinking-tool-stream.sse'));
+    messagesUpstream.reply(sendSse(events.slice(0, 4), { end: 'destroy', gapMs: 20 }));
+    const seen: string[] = [];
+    for await (const event of await openai.responses.create({ model: 'gpt-via-claude', input: 'hi', stream: true })) seen.push(event.type);
+    expect(seen.at(-1)).toBe('response.failed');
+  });
+});

@@ -27,7 +27,9 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
   state.upstream = upstream.name;
   state.upstreamModel = upstreamModel;
   if (operation === 'count_tokens' && upstream.type !== 'anthropic') return countTokensLocally(state);
-  if (!speaksFamily(upstream.type, state.family)) return forwardTranslated(state, deps, upstream, upstreamModel, clientHeaders);
+  if (!speaksFamily(upstream.type, state.family) || carriesForeignReasoning(upstream.type, state.rawBody as string)) {
+    return forwardTranslated(state, deps, upstream, upstreamModel, clientHeaders);
+  }
 
   const body = upstreamModel === model ? (state.rawBody as string) : replaceTopLevelString(state.rawBody as string, 'model', upstreamModel);
   const abort = new AbortController();
@@ -72,6 +74,15 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
   if (response.ok) recordUsage(state, bytes);
   state.firstByteAt = Date.now();
   return { statusCode: response.status, headers, body: bytesStream(bytes) };
+}
+
+/**
+ * A conversation that switched routes carries reasoning another provider issued, packed by the
+ * translator (`gw1.`). Forwarded as is, the provider would reject it (400), so such requests go
+ * through the same-format translation, which keeps only the provider's own reasoning.
+ */
+function carriesForeignReasoning(type: string, rawBody: string): boolean {
+  return type !== 'simulator' && rawBody.includes('"gw1.');
 }
 
 function recordUsage(state: RequestState, bytes: Uint8Array): void {

@@ -20,6 +20,7 @@ const encoder = new TextEncoder();
  */
 export async function forwardTranslated(state: RequestState, deps: GatewayDeps, upstream: Upstream, upstreamModel: string, clientHeaders: Record<string, string | undefined>): Promise<HandlerResponse> {
   if (upstream.type === 'simulator') throw new GatewayError('internal', 'The simulator speaks every client format.');
+  // Also used between equal formats, to drop reasoning another provider issued (see forward.ts).
   const format = upstreamFormat(upstream.type);
   const translated = translateRequest(state.family, state.body ?? {}, format, { model: upstreamModel, maxOutputTokens: upstream.maxOutputTokens, maxTokensField: upstream.maxTokensField });
   if (translated.dropped.length > 0) state.dropped = translated.dropped;

@@ -244,3 +244,30 @@ describe('errors across formats', () => {
     expect(seen.at(-1)).toBe('response.failed');
   });
 });
+
+describe('switching routes mid-conversation', () => {
+  test('reasoning another provider issued is dropped, never sent where it causes a 400; thinking is turned off for that turn', async () => {
+    // First turn on an OpenAI route: the Messages client gets a packed signature.
+    responsesUpstream.reply(sendSse(sseEvents(fixture('openai/reasoning-tool-stream.sse'))));
+    const first = await anthropic.messages.create({ model: 'claude-via-gpt', max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 2048 }, tools: [weather], messages: [{ role: 'user', content: 'Weather?' }] });
+    expect((first.content[0] as Anthropic.ThinkingBlock).signature).toMatch(/^gw1\./);
+    // Next turn on the Anthropic (passthrough) route.
+    messagesUpstream.reply(sendSse(fixture('anthropic/text-stream.sse')));
+    const second = await anthropic.messages.create({
+      model: 'gpt-via-claude',
+      max_tokens: 4000,
+      thinking: { type: 'enabled', budget_tokens: 2048 },
+      tools: [weather],
+      messages: [
+        { role: 'user', content: 'Weather?' },
+        { role: 'assistant', content: first.content },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_fixture01', content: 'Sunny' }] },
+      ],
+    });
+    expect(second.content[0]).toMatchObject({ type: 'text' });
+    const sent = lastBody(messagesUpstream);
+    expect(JSON.stringify(sent)).not.toContain('gw1.');
+    expect(sent.messages[1].content).toEqual([{ type: 'tool_use', id: 'call_fixture01', name: 'get_weather', input: { city: 'Paris' } }]);
+    expect(sent.thinking).toBeUndefined();
+  });
+});

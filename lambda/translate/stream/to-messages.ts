@@ -133,8 +133,9 @@ export class MessagesStreamEncoder implements StreamEncoder {
     const index = this.#blocks.length - 1;
     let out = '';
     if (block.type === 'thinking') {
-      // Chat upstreams have no reasoning state: the block goes out unsigned (it is dropped on replay).
-      block.signature = carrier ? packCarrier(carrier, block.thinking) : '';
+      // Anthropic's own signature goes out as is; another provider's state is packed; Chat
+      // upstreams have none, so the block goes out unsigned (and is dropped on replay).
+      block.signature = carrier === undefined ? '' : carrier.provider === 'anthropic' && 'signature' in carrier ? carrier.signature : packCarrier(carrier, block.thinking);
       out += sse('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: block.signature } });
     }
     return out + sse('content_block_stop', { type: 'content_block_stop', index });

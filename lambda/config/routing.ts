@@ -15,7 +15,7 @@ const UpstreamSchema = z.strictObject({
   apiKeyEnv: z.optional(z.string().check(z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'))),
   /** Simulator only: pause between streamed events, to make streaming visible by eye. */
   delayMs: z.optional(z.int().check(z.minimum(0), z.maximum(10_000))),
-  /** Translated requests: the output-token ceiling (Messages needs `max_tokens` even when the client gave none). */
+  /** Translated requests: the output-token ceiling the upstream accepts (requests above it are clamped). */
   maxOutputTokens: z.optional(z.int().check(z.minimum(1))),
   /** `openai-chat` only: the field the server reads the output limit from. */
   maxTokensField: z.optional(z.enum(['max_tokens', 'max_completion_tokens'])),
@@ -55,12 +55,10 @@ export interface Upstream {
   baseUrl: string;
   apiKeyEnv: string | undefined;
   delayMs: number;
-  maxOutputTokens: number;
+  /** Output-token ceiling for translated requests, when configured. */
+  maxOutputTokens: number | undefined;
   maxTokensField: 'max_tokens' | 'max_completion_tokens';
 }
-
-/** Claude models accept at least this many output tokens; raise it per upstream for larger ones. */
-const DEFAULT_MAX_OUTPUT_TOKENS = 32_000;
 
 export interface RouteMatch {
   upstream: Upstream;
@@ -94,7 +92,7 @@ export function createRouter(config: RoutingConfig): Router {
       baseUrl,
       apiKeyEnv: upstream.apiKeyEnv,
       delayMs: upstream.delayMs ?? 0,
-      maxOutputTokens: upstream.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
+      maxOutputTokens: upstream.maxOutputTokens,
       // OpenAI itself wants the new field; compatible servers generally know only the old one.
       maxTokensField: upstream.maxTokensField ?? (new URL(baseUrl).hostname === 'api.openai.com' ? 'max_completion_tokens' : 'max_tokens'),
     });

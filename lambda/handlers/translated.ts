@@ -22,7 +22,7 @@ export async function forwardTranslated(state: RequestState, deps: GatewayDeps, 
   if (upstream.type === 'simulator') throw new GatewayError('internal', 'The simulator speaks every client format.');
   // Also used between equal formats, to drop reasoning another provider issued (see forward.ts).
   const format = upstreamFormat(upstream.type);
-  const translated = translateRequest(state.family, state.body ?? {}, format, { model: upstreamModel, maxOutputTokens: upstream.maxOutputTokens, maxTokensField: upstream.maxTokensField });
+  const translated = translateRequest(state.family, state.body ?? {}, format, { model: upstreamModel, ...(upstream.maxOutputTokens === undefined ? {} : { maxOutputTokens: upstream.maxOutputTokens }), maxTokensField: upstream.maxTokensField });
   if (translated.dropped.length > 0) state.dropped = translated.dropped;
 
   const abort = new AbortController();

@@ -20,7 +20,8 @@ export type UpstreamFormat = 'messages' | 'responses' | 'chat';
 
 export interface UpstreamTarget {
   model: string;
-  maxOutputTokens: number;
+  /** Output-token ceiling configured for the upstream, if any. */
+  maxOutputTokens?: number;
   maxTokensField: 'max_tokens' | 'max_completion_tokens';
 }
 

@@ -1,4 +1,5 @@
 import type { IrPart, IrRequest, IrResultPart, IrTool, IrToolChoice, IrTurn, MediaSource } from '../ir.ts';
+import { createHash } from 'node:crypto';
 import { unpackCarrier } from '../reasoning-carry.ts';
 import { BILLING_HEADER, isObject, num, objects, str, type Json } from './shared.ts';
 
@@ -30,7 +31,7 @@ export function parseMessagesRequest(body: Json): IrRequest {
     request.responseFormat = { name: 'structured_output', schema: format.schema, strict: true };
   }
   const user = isObject(body.metadata) ? str(body.metadata.user_id) : undefined;
-  if (user) request.user = user;
+  if (user) Object.assign(request, identityFrom(user));
   for (const field of ['container', 'mcp_servers', 'service_tier', 'inference_geo']) if (body[field] !== undefined) dropped.add(field);
   request.dropped = [...dropped];
   return request;
@@ -132,4 +133,20 @@ function parseThinking(thinking: unknown, outputConfig: unknown): IrRequest['rea
   }
   if (thinking.type === 'adaptive') return { effort: (effort as NonNullable<IrRequest['reasoning']>['effort']) ?? 'medium' };
   return undefined;
+}
+
+/**
+ * Claude Code's `metadata.user_id` is a JSON string (device, account, session). OpenAI wants a
+ * short stable end-user id, and caches prompts best with a per-conversation key: a digest of the
+ * whole value for the first, the session id for the second.
+ */
+function identityFrom(userId: string): Pick<IrRequest, 'user' | 'promptCacheKey'> {
+  const identity: Pick<IrRequest, 'user' | 'promptCacheKey'> = { user: createHash('sha256').update(userId).digest('hex').slice(0, 32) };
+  try {
+    const parsed: unknown = JSON.parse(userId);
+    if (isObject(parsed) && typeof parsed.session_id === 'string' && parsed.session_id) identity.promptCacheKey = parsed.session_id;
+  } catch {
+    // a plain string id: the digest is enough
+  }
+  return identity;
 }

@@ -1,5 +1,5 @@
 import type { IrRequest, IrResultPart } from '../ir.ts';
-import { customToolAsFunction, safeToolName } from './tool-schemas.ts';
+import { customToolAsFunction, openAiSchema, safeToolName } from './tool-schemas.ts';
 import type { Json } from './shared.ts';
 
 export interface ChatTarget {
@@ -9,6 +9,8 @@ export interface ChatTarget {
    * most compatible servers (vLLM, Ollama, llama.cpp, DeepSeek) know only `max_tokens`.
    */
   maxTokensField: 'max_tokens' | 'max_completion_tokens';
+  /** Output-token ceiling configured for the upstream, if any. */
+  maxOutputTokens?: number;
 }
 
 /**
@@ -45,19 +47,22 @@ export function emitChatRequest(ir: IrRequest, target: ChatTarget): { body: Json
         const { description, schema } = customToolAsFunction(tool);
         return { type: 'function', function: { name: safeToolName(tool.name), description, parameters: schema } };
       }
-      return { type: 'function', function: { name: safeToolName(tool.name), ...(tool.description ? { description: tool.description } : {}), parameters: tool.schema, ...(tool.strict ? { strict: true } : {}) } };
+      return { type: 'function', function: { name: safeToolName(tool.name), ...(tool.description ? { description: tool.description } : {}), parameters: openAiSchema(tool.schema), ...(tool.strict ? { strict: true } : {}) } };
     });
     if (ir.parallelToolCalls !== undefined) body.parallel_tool_calls = ir.parallelToolCalls;
   }
   if (ir.toolChoice) body.tool_choice = ir.toolChoice.type === 'tool' ? { type: 'function', function: { name: safeToolName(ir.toolChoice.name) } } : ir.toolChoice.type === 'any' ? 'required' : ir.toolChoice.type;
-  if (ir.maxOutputTokens !== undefined) body[target.maxTokensField] = ir.maxOutputTokens;
+  const maxTokens = ir.maxOutputTokens === undefined ? target.maxOutputTokens : Math.min(ir.maxOutputTokens, target.maxOutputTokens ?? Infinity);
+  if (maxTokens !== undefined) body[target.maxTokensField] = maxTokens;
   if (ir.temperature !== undefined) body.temperature = ir.temperature;
   if (ir.topP !== undefined) body.top_p = ir.topP;
   if (ir.stopSequences.length > 0) {
     body.stop = ir.stopSequences.slice(0, 4);
     if (ir.stopSequences.length > 4) dropped.add('stop_sequences beyond 4');
   }
-  if (ir.reasoning?.effort && ir.reasoning.effort !== 'none') body.reasoning_effort = ir.reasoning.effort === 'xhigh' || ir.reasoning.effort === 'max' ? 'high' : ir.reasoning.effort;
+  // Compatible servers differ on `reasoning_effort` (many reject unknown fields), and Claude Code
+  // asks for thinking on every request: a Chat upstream reasons as its model does.
+  if (ir.reasoning) dropped.add('reasoning effort');
   if (ir.responseFormat) {
     const { name, schema, strict } = ir.responseFormat;
     body.response_format = { type: 'json_schema', json_schema: { name, schema, ...(strict !== undefined ? { strict } : {}) } };

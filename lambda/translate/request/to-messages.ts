@@ -4,9 +4,12 @@ import type { Json } from './shared.ts';
 
 export interface MessagesTarget {
   model: string;
-  /** `max_tokens` is required by Messages: used when the client gave none, and as a ceiling. */
-  maxOutputTokens: number;
+  /** Output-token ceiling configured for the upstream, if any. */
+  maxOutputTokens?: number;
 }
+
+/** Messages requires `max_tokens`; every current Claude model accepts this many. */
+export const DEFAULT_MAX_TOKENS = 32_000;
 
 /** Thinking budgets for reasoning efforts (Anthropic needs >= 1024 and < max_tokens). */
 const EFFORT_BUDGET: Record<string, number> = { minimal: 1024, low: 2048, medium: 8192, high: 16384, xhigh: 24576, max: 32000 };
@@ -20,7 +23,8 @@ const EFFORT_BUDGET: Record<string, number> = { minimal: 1024, low: 2048, medium
  */
 export function emitMessagesRequest(ir: IrRequest, target: MessagesTarget): { body: Json; dropped: string[] } {
   const dropped: string[] = [];
-  const maxTokens = Math.min(ir.maxOutputTokens ?? target.maxOutputTokens, target.maxOutputTokens);
+  const ceiling = target.maxOutputTokens ?? Infinity;
+  const maxTokens = Math.min(ir.maxOutputTokens ?? Math.min(DEFAULT_MAX_TOKENS, ceiling), ceiling);
   const body: Json = { model: target.model, max_tokens: maxTokens, messages: toMessages(ir.turns, dropped), stream: true };
   if (ir.system.length > 0) body.system = ir.system.map((block) => (block.cache ? { type: 'text', text: block.text, cache_control: { type: 'ephemeral' } } : { type: 'text', text: block.text }));
   if (ir.tools.length > 0) {

@@ -1,8 +1,11 @@
 import type { IrRequest, IrResultPart } from '../ir.ts';
 import type { Json } from './shared.ts';
+import { openAiSchema } from './tool-schemas.ts';
 
 export interface ResponsesTarget {
   model: string;
+  /** Output-token ceiling configured for the upstream, if any. */
+  maxOutputTokens?: number;
 }
 
 const EFFORT_FOR_BUDGET = (budget: number): string => (budget < 4096 ? 'low' : budget < 12288 ? 'medium' : 'high');
@@ -21,12 +24,13 @@ export function emitResponsesRequest(ir: IrRequest, target: ResponsesTarget): { 
     body.tools = ir.tools.map((tool) =>
       tool.kind === 'custom'
         ? { type: 'custom', name: tool.name, ...(tool.description ? { description: tool.description } : {}), ...(tool.format ? { format: tool.format } : {}) }
-        : { type: 'function', name: tool.name, ...(tool.description ? { description: tool.description } : {}), parameters: tool.schema, strict: tool.strict ?? false },
+        : { type: 'function', name: tool.name, ...(tool.description ? { description: tool.description } : {}), parameters: openAiSchema(tool.schema), strict: tool.strict ?? false },
     );
   }
   if (ir.toolChoice) body.tool_choice = ir.toolChoice.type === 'tool' ? { type: 'function', name: ir.toolChoice.name } : ir.toolChoice.type === 'any' ? 'required' : ir.toolChoice.type;
   if (ir.parallelToolCalls !== undefined && ir.tools.length > 0) body.parallel_tool_calls = ir.parallelToolCalls;
-  if (ir.maxOutputTokens !== undefined) body.max_output_tokens = Math.max(16, ir.maxOutputTokens);
+  const maxTokens = ir.maxOutputTokens === undefined ? target.maxOutputTokens : Math.min(ir.maxOutputTokens, target.maxOutputTokens ?? Infinity);
+  if (maxTokens !== undefined) body.max_output_tokens = Math.max(16, maxTokens);
   if (ir.temperature !== undefined) body.temperature = ir.temperature;
   if (ir.topP !== undefined) body.top_p = ir.topP;
   if (ir.stopSequences.length > 0) dropped.push('stop_sequences');

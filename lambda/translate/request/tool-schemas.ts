@@ -28,3 +28,10 @@ export function safeToolName(name: string): string {
 export function safeCallId(id: string): string {
   return id.replace(/[^a-zA-Z0-9_-]/g, '_') || 'call';
 }
+
+/** Tool schemas for OpenAI-side upstreams: without `$schema`, which some of them reject. */
+export function openAiSchema(schema: Json): Json {
+  if (!('$schema' in schema)) return schema;
+  const { $schema: _dialect, ...rest } = schema;
+  return rest;
+}

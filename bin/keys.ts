@@ -5,6 +5,7 @@ import { DynamoKeyStore } from '../lambda/auth/key-store.ts';
 import { mintKey } from '../lambda/auth/issue-key.ts';
 import type { KeyRecord } from '../lambda/auth/key-table.ts';
 import { clientSetup, setupText } from './local/setup-text.ts';
+import { readDeployedGateway } from './local/stack-outputs.ts';
 import { openLocalStore, type OpenedStore } from './local/store-access.ts';
 
 const USAGE = `Manage the gateway's API keys.
@@ -16,10 +17,13 @@ const USAGE = `Manage the gateway's API keys.
 Where the keys live:
   (default)                       the embedded store of npm start (GATEWAY_DATA_DIR, default .gateway)
   --data-dir DIR                  another embedded store
-  --table NAME [--region REGION]  a deployed stack's DynamoDB table (AWS credentials from the environment)
+  --stack NAME [--region REGION]  a deployed gateway stack: its key table, and its address as the --url default
+                                  (AWS credentials from the environment; reads the stack's outputs)
+  --table NAME [--region REGION]  a DynamoDB table named directly (AWS credentials from the environment)
 
 --expires-in takes a number with a unit: s, m, h or d (e.g. 90d).
---url is the gateway address used in the printed client setup (default http://127.0.0.1:8787).`;
+--url is the gateway address used in the printed client setup (default: the stack's address with --stack,
+else http://127.0.0.1:8787).`;
 
 class UsageError extends Error {}
 
@@ -32,6 +36,7 @@ const { positionals, values } = parseArgs({
     url: { type: 'string' },
     json: { type: 'boolean', default: false },
     table: { type: 'string' },
+    stack: { type: 'string' },
     region: { type: 'string' },
     'data-dir': { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
@@ -39,9 +44,17 @@ const { positionals, values } = parseArgs({
 });
 
 async function openStore(): Promise<OpenedStore> {
-  if (values.table !== undefined) {
+  if (values.table !== undefined && values.stack !== undefined) throw new UsageError('Use --table or --stack, not both');
+  let table = values.table;
+  if (values.stack !== undefined) {
+    const deployed = await readDeployedGateway(values.stack, { region: values.region });
+    table = deployed.keyTableName;
+    // The printed client setup should point at the deployed gateway, not at localhost.
+    values.url ??= deployed.gatewayUrl;
+  }
+  if (table !== undefined) {
     const client = new DynamoDBClient(values.region === undefined ? {} : { region: values.region });
-    return { store: new DynamoKeyStore(values.table, client), close: async () => client.destroy() };
+    return { store: new DynamoKeyStore(table, client), close: async () => client.destroy() };
   }
   return openLocalStore(resolve(values['data-dir'] ?? process.env.GATEWAY_DATA_DIR ?? '.gateway'));
 }

@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Settings } from '../config/settings.ts';
 import { GatewayError } from '../errors.ts';
 import { familyOfPath, resolveRoute } from '../routes.ts';
@@ -28,10 +29,17 @@ export function requestContext(settings: Settings): GatewayMiddleware {
         pending: [],
       };
       context.gateway = state;
-      if (settings.originSecret !== undefined && event.headers['x-origin-verify'] !== settings.originSecret) {
+      if (settings.originSecret !== undefined && !sameSecret(event.headers['x-origin-verify'], settings.originSecret)) {
         throw new GatewayError('permission', 'Requests must use the gateway custom domain.');
       }
       state.route = resolveRoute(event.requestContext.http.method, event.rawPath);
     },
   };
+}
+
+/** Constant-time comparison (of digests, so lengths never leak either). */
+function sameSecret(presented: string | undefined, expected: string): boolean {
+  if (presented === undefined) return false;
+  const digest = (value: string) => createHash('sha256').update(value).digest();
+  return timingSafeEqual(digest(presented), digest(expected));
 }

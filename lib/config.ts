@@ -1,0 +1,156 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import * as z from 'zod';
+import { parseRoutingConfig, type RoutingConfig } from '../lambda/config/routing.ts';
+import type { Settings } from '../lambda/config/settings.ts';
+
+/**
+ * The deployment's settings: the `gateway` object in cdk.json's context, validated before
+ * anything is synthesized so that a typo fails `cdk synth` with the field's path instead of
+ * deploying a gateway that breaks at its first request.
+ */
+export const CONTEXT_KEY = 'gateway';
+
+/** The Lambda maximum: streams of long agent turns can run for minutes. */
+const MAX_TIMEOUT_SECONDS = 900;
+
+/**
+ * Lambda limits all environment variables of a function to 4 KB together; the routing config
+ * travels as one of them, and the table name, secret ARN and tuning values need the rest.
+ */
+export const MAX_ROUTING_JSON_BYTES = 3 * 1024;
+
+/** Headers coding agents and the SDKs send; a browser client needs them allowed by CORS. */
+export const DEFAULT_CORS_HEADERS = ['authorization', 'content-type', 'x-api-key', 'anthropic-version', 'anthropic-beta'];
+
+const LOG_RETENTION_DAYS = new Set(Object.values(RetentionDays).filter((value) => typeof value === 'number'));
+
+const hostname = z
+  .string()
+  .transform((name) => name.replace(/\.$/, ''))
+  .pipe(z.string().regex(/^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/, 'must be a lower-case DNS name like api.example.com'));
+
+const CorsSchema = z.strictObject({
+  allowedOrigins: z.array(z.string().min(1)).min(1, 'list at least one origin, or "*"'),
+  allowedHeaders: z.array(z.string().min(1)).default(DEFAULT_CORS_HEADERS),
+  maxAgeSeconds: z.int().min(0).max(86_400).default(3_600),
+});
+
+const CustomDomainSchema = z
+  .strictObject({
+    domainName: hostname,
+    /** CloudFront only uses certificates from us-east-1, whatever region the stack is in. */
+    certificateArn: z.string().regex(/^arn:aws[a-z-]*:acm:us-east-1:\d{12}:certificate\/[A-Za-z0-9-]+$/, 'must be the ARN of an ACM certificate in us-east-1 (CloudFront only uses certificates from there)'),
+    hostedZoneId: z.string().regex(/^Z[A-Z0-9]{1,32}$/, 'must be a Route 53 hosted zone id like Z0123456789ABCDEFGHIJ'),
+    zoneName: hostname,
+    /**
+     * Longest silence CloudFront accepts from the function, before the first byte and between
+     * chunks. 120 s is the most the default quota allows; a model thinking longer than that
+     * before its first token needs a quota increase and a higher value.
+     */
+    originReadTimeoutSeconds: z.int().min(1).max(3_600).default(120),
+    /** Refuse requests that reach the Function URL without passing through CloudFront. */
+    refuseDirectRequests: z.boolean().default(true),
+  })
+  .refine((domain) => domain.domainName === domain.zoneName || domain.domainName.endsWith(`.${domain.zoneName}`), {
+    message: 'must be the zone name or a name inside the zone',
+    path: ['domainName'],
+  });
+
+/** Optional overrides of the runtime knobs in lambda/config/settings.ts (defaults live there). */
+const TuningSchema = z.strictObject({
+  keyCacheSeconds: z.optional(z.int().min(0)),
+  maxBodyBytes: z.optional(z.int().min(1)),
+  firstByteTimeoutMs: z.optional(z.int().min(1)),
+  deadlineMarginMs: z.optional(z.int().min(0)),
+  upstreamIdleTimeoutMs: z.optional(z.int().min(1)),
+  keepaliveMs: z.optional(z.int().min(1)),
+  lastUsedIntervalSeconds: z.optional(z.int().min(0)),
+} satisfies Record<Exclude<keyof Settings, 'originSecret'>, z.ZodType>);
+
+const GatewayContextSchema = z
+  .strictObject({
+    stackName: z.string().regex(/^[A-Za-z][A-Za-z0-9-]{0,127}$/, 'must start with a letter and use letters, digits and -').default('AgentGateway'),
+    /** The routing config itself, same schema as `npm start` (checked by parseRoutingConfig). */
+    routing: z.optional(z.unknown()),
+    /** Or the path of a JSON file holding it, relative to the project root. */
+    routingFile: z.optional(z.string().min(1)),
+    timeoutSeconds: z.int().min(1).max(MAX_TIMEOUT_SECONDS).default(MAX_TIMEOUT_SECONDS),
+    memoryMb: z.int().min(128).max(10_240).default(1_024),
+    /** Caps concurrent streams (and so cost and upstream spend); unset = the account's pool. */
+    reservedConcurrency: z.optional(z.int().min(1)),
+    logRetentionDays: z
+      .int()
+      .refine((days) => LOG_RETENTION_DAYS.has(days), `must be one of ${[...LOG_RETENTION_DAYS].join(', ')}`)
+      .default(RetentionDays.THREE_MONTHS),
+    /** Absent = no CORS: coding agents are not browsers. */
+    cors: z.optional(CorsSchema),
+    customDomain: z.optional(CustomDomainSchema),
+    tuning: TuningSchema.default({}),
+  })
+  .refine((input) => (input.routing === undefined) !== (input.routingFile === undefined), {
+    message: 'set exactly one of "routing" (the config) and "routingFile" (a path to it)',
+    path: ['routing'],
+  });
+
+type GatewayContext = z.output<typeof GatewayContextSchema>;
+/** Function URL CORS, with defaults filled. */
+export type CorsConfig = z.output<typeof CorsSchema>;
+/** CloudFront + Route 53 settings, with defaults filled. */
+export type CustomDomainConfig = z.output<typeof CustomDomainSchema>;
+/** Runtime setting overrides; unset ones keep lambda/config/settings.ts defaults. */
+export type TuningConfig = z.output<typeof TuningSchema>;
+
+/** The validated deployment settings, with the routing config parsed. */
+export interface GatewayConfig extends Omit<GatewayContext, 'routing' | 'routingFile' | 'logRetentionDays'> {
+  routing: RoutingConfig;
+  logRetentionDays: RetentionDays;
+}
+
+/** A problem in cdk.json's `gateway` context; the message names each field at fault. */
+export class GatewayConfigError extends Error {
+  override readonly name = 'GatewayConfigError';
+}
+
+/**
+ * Validates the `gateway` context value. `projectRoot` anchors a relative `routingFile` (the
+ * CDK CLI runs the app from the directory holding cdk.json).
+ */
+export function parseGatewayConfig(raw: unknown, projectRoot = process.cwd()): GatewayConfig {
+  if (raw === undefined) {
+    throw new GatewayConfigError(`cdk.json has no "${CONTEXT_KEY}" context; see docs/deploy.md for its fields.`);
+  }
+  const parsed = GatewayContextSchema.safeParse(raw);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `  - ${[CONTEXT_KEY, ...issue.path].join('.')}: ${issue.message}`);
+    throw new GatewayConfigError(`Invalid "${CONTEXT_KEY}" context in cdk.json:\n${lines.join('\n')}`);
+  }
+  const { routing, routingFile, ...options } = parsed.data;
+  return { ...options, routing: loadRouting(routing, routingFile, projectRoot) };
+}
+
+function loadRouting(inline: unknown, file: string | undefined, projectRoot: string): RoutingConfig {
+  const source = file === undefined ? `${CONTEXT_KEY}.routing` : resolve(projectRoot, file);
+  let input = inline;
+  if (file !== undefined) {
+    try {
+      input = JSON.parse(readFileSync(source, 'utf8'));
+    } catch (error) {
+      throw new GatewayConfigError(`${CONTEXT_KEY}.routingFile: cannot read ${source} as JSON: ${(error as Error).message}`);
+    }
+  }
+  let routing: RoutingConfig;
+  try {
+    routing = parseRoutingConfig(input);
+  } catch (error) {
+    throw new GatewayConfigError(`${source}: ${(error as Error).message}`);
+  }
+  const bytes = Buffer.byteLength(JSON.stringify(routing));
+  if (bytes > MAX_ROUTING_JSON_BYTES) {
+    throw new GatewayConfigError(
+      `${source}: the routing config is ${bytes} bytes as compact JSON; at most ${MAX_ROUTING_JSON_BYTES} fit in the function's environment (Lambda allows 4 KB in total). Use globs instead of listing models one by one.`,
+    );
+  }
+  return routing;
+}

@@ -1,0 +1,150 @@
+import { fileURLToPath } from 'node:url';
+import { Duration } from 'aws-cdk-lib';
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, FunctionUrlAuthType, HttpMethod, InvokeMode, LoggingFormat, Runtime, type FunctionUrl } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import type { RoutingConfig } from '../../lambda/config/routing.ts';
+import type { CorsConfig, TuningConfig } from '../config.ts';
+import type { KeyTable } from './key-table.ts';
+import type { UpstreamSecret } from './upstream-secret.ts';
+
+/** The project root: NodejsFunction resolves the lock file and the bundle's inputs from here. */
+export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** The Lambda entry module; exported for the bundle-budget test. */
+export const HANDLER_ENTRY = fileURLToPath(new URL('../../lambda/handler.ts', import.meta.url));
+
+/**
+ * How the handler is bundled. The bundle-budget test builds with this same object, so the size
+ * and the module list it checks are those of what deploys.
+ */
+export const HANDLER_BUNDLING = {
+  format: OutputFormat.ESM,
+  // Matches the runtime below; with Runtime.NODEJS_22_X (the fallback) use 'node22'.
+  target: 'node24',
+  minify: true,
+  // Maps give readable stack traces when NODE_OPTIONS=--enable-source-maps is set for
+  // debugging; without the sources they stay small and ship no source code.
+  sourceMap: true,
+  sourcesContent: false,
+  // ESM builds of the SDK and middy tree-shake better than their CommonJS builds.
+  mainFields: ['module', 'main'],
+  // A bundled, tree-shaken SDK starts faster than the runtime's copy and pins its version.
+  bundleAwsSDK: true,
+  // A CommonJS dependency calling require() would otherwise fail inside an ES module.
+  banner: "import{createRequire as __cr}from'node:module';const require=__cr(import.meta.url);",
+} as const satisfies BundlingOptions;
+
+/** Optional tuning setting -> the environment variable lambda/config/settings.ts reads. */
+export const TUNING_ENVIRONMENT = {
+  keyCacheSeconds: 'GATEWAY_KEY_CACHE_SECONDS',
+  maxBodyBytes: 'GATEWAY_MAX_BODY_BYTES',
+  firstByteTimeoutMs: 'GATEWAY_FIRST_BYTE_TIMEOUT_MS',
+  deadlineMarginMs: 'GATEWAY_DEADLINE_MARGIN_MS',
+  upstreamIdleTimeoutMs: 'GATEWAY_UPSTREAM_IDLE_TIMEOUT_MS',
+  keepaliveMs: 'GATEWAY_KEEPALIVE_MS',
+  lastUsedIntervalSeconds: 'GATEWAY_LAST_USED_INTERVAL_SECONDS',
+} as const satisfies Record<keyof TuningConfig, string>;
+
+/** What the function is wired to, and its sizing (from the `gateway` context). */
+export interface GatewayFunctionProps {
+  routing: RoutingConfig;
+  keyTable: KeyTable;
+  upstreamSecret: UpstreamSecret;
+  timeout: Duration;
+  memoryMb: number;
+  reservedConcurrency: number | undefined;
+  logRetention: RetentionDays;
+  /** Absent = the Function URL answers no CORS preflight. */
+  cors: CorsConfig | undefined;
+  tuning: TuningConfig;
+}
+
+/**
+ * The gateway Lambda (lambda/handler.ts) behind a streaming Function URL. Both path families,
+ * `/first/...` (Messages) and `/second/...` (Responses), are served by this one URL.
+ *
+ * The URL's auth type is NONE on purpose: clients authenticate with keys issued by the gateway,
+ * checked in the function against the key table. The function's role can write its own log
+ * group, read and stamp keys in the key table and read the upstream secret; nothing more.
+ */
+export class GatewayFunction extends Construct {
+  readonly function: NodejsFunction;
+  readonly url: FunctionUrl;
+  readonly logGroup: LogGroup;
+
+  constructor(scope: Construct, id: string, props: GatewayFunctionProps) {
+    super(scope, id);
+    this.logGroup = new LogGroup(this, 'Logs', { retention: props.logRetention });
+    // Our own role instead of the default one: the default attaches AWSLambdaBasicExecutionRole,
+    // whose log permissions apply to every log group in the account.
+    const role = new Role(this, 'Role', {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: 'Agent gateway function: its log group, the key table and the upstream secret only.',
+    });
+    this.logGroup.grantWrite(role);
+    props.keyTable.grantKeyLookup(role);
+    props.upstreamSecret.grantRead(role);
+
+    this.function = new NodejsFunction(this, 'Handler', {
+      entry: HANDLER_ENTRY,
+      handler: 'handler',
+      projectRoot: PROJECT_ROOT,
+      depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
+      // Lambda's newest Node; Runtime.NODEJS_22_X is the fallback (set target 'node22' with it).
+      runtime: Runtime.NODEJS_24_X,
+      // Cheaper per GB-second than x86 with the same pure-JavaScript bundle.
+      architecture: Architecture.ARM_64,
+      bundling: HANDLER_BUNDLING,
+      role,
+      logGroup: this.logGroup,
+      loggingFormat: LoggingFormat.JSON,
+      timeout: props.timeout,
+      memorySize: props.memoryMb,
+      reservedConcurrentExecutions: props.reservedConcurrency,
+      description: 'Agent gateway: Anthropic Messages (/first) and OpenAI Responses (/second) behind issued keys',
+      environment: gatewayEnvironment(props),
+    });
+
+    this.url = this.function.addFunctionUrl({
+      authType: FunctionUrlAuthType.NONE,
+      // Buffered mode would hold a whole stream (and cap it at 6 MB) before the client sees it.
+      invokeMode: InvokeMode.RESPONSE_STREAM,
+      cors:
+        props.cors === undefined
+          ? undefined
+          : {
+              allowedOrigins: props.cors.allowedOrigins,
+              allowedHeaders: props.cors.allowedHeaders,
+              allowedMethods: [HttpMethod.GET, HttpMethod.POST],
+              maxAge: Duration.seconds(props.cors.maxAgeSeconds),
+            },
+    });
+  }
+
+  /**
+   * Makes the function refuse (403) requests whose `x-origin-verify` header is not `value`:
+   * the custom-domain construct passes the value CloudFront adds to every request it forwards.
+   */
+  requireOriginHeader(value: string): void {
+    this.function.addEnvironment('GATEWAY_ORIGIN_SECRET', value);
+  }
+}
+
+/**
+ * The environment contract with lambda/handler.ts. Identifiers only: the upstream API keys stay
+ * in Secrets Manager and are read at run time.
+ */
+function gatewayEnvironment(props: GatewayFunctionProps): Record<string, string> {
+  const environment: Record<string, string> = {
+    GATEWAY_CONFIG_JSON: JSON.stringify(props.routing),
+    GATEWAY_KEYS_TABLE: props.keyTable.table.tableName,
+    GATEWAY_UPSTREAM_SECRET: props.upstreamSecret.secret.secretArn,
+  };
+  for (const [setting, variable] of Object.entries(TUNING_ENVIRONMENT)) {
+    const value = props.tuning[setting as keyof TuningConfig];
+    if (value !== undefined) environment[variable] = String(value);
+  }
+  return environment;
+}

@@ -1,0 +1,57 @@
+import { RemovalPolicy, type CfnResource } from 'aws-cdk-lib';
+import { AttributeType, Billing, ProjectionType, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
+import { Construct } from 'constructs';
+import { KEY_TABLE } from '../../lambda/auth/key-table.ts';
+
+/**
+ * Fixed CloudFormation logical id of the table. A logical id change makes CloudFormation create
+ * a new, empty table (the retained old one is orphaned with every issued key), so it must not
+ * follow construct renames.
+ */
+export const KEY_TABLE_LOGICAL_ID = 'KeyTable';
+
+/**
+ * The issued-key table: one item per key, addressed by the key's SHA-256, with the schema the
+ * local store and the key CLI use (lambda/auth/key-table.ts). Keys are the gateway's only
+ * authentication, so the table is protected against loss: point-in-time recovery, deletion
+ * protection, and retained when the stack is destroyed.
+ *
+ * Encrypted with the AWS managed key (`aws/dynamodb`) rather than the default AWS owned key:
+ * its use is logged in CloudTrail and it satisfies the common "DynamoDB encrypted with KMS"
+ * compliance rule, at no key cost, without giving the function any KMS permission to manage.
+ *
+ * No TTL: expired keys are refused by the gateway and stay listed for audit until revoked.
+ */
+export class KeyTable extends Construct {
+  readonly table: TableV2;
+
+  constructor(scope: Construct, id: string) {
+    super(scope, id);
+    this.table = new TableV2(this, 'Table', {
+      partitionKey: { name: KEY_TABLE.partitionKey, type: AttributeType.STRING },
+      billing: Billing.onDemand(),
+      encryption: TableEncryptionV2.awsManagedKey(),
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      deletionProtection: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+      globalSecondaryIndexes: [
+        {
+          // The key CLI revokes by public id; only the key attributes are needed to find the item.
+          indexName: KEY_TABLE.idIndex,
+          partitionKey: { name: KEY_TABLE.idAttribute, type: AttributeType.STRING },
+          projectionType: ProjectionType.KEYS_ONLY,
+        },
+      ],
+    });
+    (this.table.node.defaultChild as CfnResource).overrideLogicalId(KEY_TABLE_LOGICAL_ID);
+  }
+
+  /**
+   * What the gateway does with the table: read a key by its hash and stamp `lastUsedAt`. On the
+   * table itself only; the index is for the operator's CLI, which uses its own credentials.
+   */
+  grantKeyLookup(grantee: IGrantable): Grant {
+    return Grant.addToPrincipal({ grantee, actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], resourceArns: [this.table.tableArn] });
+  }
+}

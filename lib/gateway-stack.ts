@@ -1,0 +1,88 @@
+import { Annotations, CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import { Construct } from 'constructs';
+import type { RoutingConfig } from '../lambda/config/routing.ts';
+import type { GatewayConfig } from './config.ts';
+import { CustomDomain } from './constructs/custom-domain.ts';
+import { GatewayFunction } from './constructs/gateway-function.ts';
+import { KeyTable } from './constructs/key-table.ts';
+import { UpstreamSecret } from './constructs/upstream-secret.ts';
+import { STACK_OUTPUTS } from './output-names.ts';
+
+/** Stack options plus the validated `gateway` context (lib/config.ts). */
+export interface GatewayStackProps extends StackProps {
+  config: GatewayConfig;
+}
+
+/**
+ * The deployed gateway: the streaming function and its URL, the key table, the upstream
+ * secret and, when configured, a custom domain. Environment-agnostic (no account or region
+ * lookups), so `cdk synth` runs offline and the same template deploys anywhere.
+ */
+export class GatewayStack extends Stack {
+  constructor(scope: Construct, id: string, props: GatewayStackProps) {
+    const { config, ...stackProps } = props;
+    super(scope, id, { description: 'Agent gateway: Anthropic Messages and OpenAI Responses behind one issued key', ...stackProps });
+    warnAboutUncredentialedUpstreams(this, config.routing);
+
+    const keyTable = new KeyTable(this, 'Keys');
+    const upstreamSecret = new UpstreamSecret(this, 'Upstream');
+    const gateway = new GatewayFunction(this, 'Gateway', {
+      routing: config.routing,
+      keyTable,
+      upstreamSecret,
+      timeout: Duration.seconds(config.timeoutSeconds),
+      memoryMb: config.memoryMb,
+      reservedConcurrency: config.reservedConcurrency,
+      logRetention: config.logRetentionDays,
+      cors: config.cors,
+      tuning: config.tuning,
+    });
+
+    // Outputs are created on the stack itself so their logical ids are exactly these names.
+    this.#baseAddresses(gateway.url.url, {
+      url: STACK_OUTPUTS.functionUrl,
+      messages: STACK_OUTPUTS.messagesBaseUrl,
+      responses: STACK_OUTPUTS.responsesBaseUrl,
+    });
+    new CfnOutput(this, STACK_OUTPUTS.keyTableName, {
+      value: keyTable.table.tableName,
+      description: 'Key table: npm run keys -- create --name NAME --stack <this stack>',
+    });
+    new CfnOutput(this, STACK_OUTPUTS.upstreamSecretName, { value: upstreamSecret.secret.secretName, description: 'Upstream API keys secret (name)' });
+    new CfnOutput(this, STACK_OUTPUTS.upstreamSecretArn, {
+      value: upstreamSecret.secret.secretArn,
+      description: `Upstream API keys secret: aws secretsmanager put-secret-value --secret-id <this> --secret-string '{"<upstream>":"<key>"}'`,
+    });
+
+    if (config.customDomain !== undefined) {
+      const domain = new CustomDomain(this, 'CustomDomain', { config: config.customDomain, gateway });
+      this.#baseAddresses(domain.url, {
+        url: STACK_OUTPUTS.customDomainUrl,
+        messages: STACK_OUTPUTS.customDomainMessagesBaseUrl,
+        responses: STACK_OUTPUTS.customDomainResponsesBaseUrl,
+      });
+    }
+  }
+
+  /** `url` ends with '/', as Function URLs do; clients append `/v1/...` to the base addresses. */
+  #baseAddresses(url: string, names: { url: string; messages: string; responses: string }): void {
+    new CfnOutput(this, names.url, { value: url, description: 'Gateway address' });
+    new CfnOutput(this, names.messages, { value: `${url}first`, description: 'Anthropic Messages base address (ANTHROPIC_BASE_URL)' });
+    new CfnOutput(this, names.responses, { value: `${url}second/v1`, description: 'OpenAI Responses base address (Codex base_url)' });
+  }
+}
+
+/**
+ * On AWS an upstream's key is read from the secret only when its config names `apiKeyEnv`;
+ * without it the provider is called with no key at all, which is right for a self-hosted
+ * server but a silent 401 for a public provider. Warn at synth time about the latter.
+ */
+function warnAboutUncredentialedUpstreams(scope: Construct, routing: RoutingConfig): void {
+  for (const [name, upstream] of Object.entries(routing.upstreams)) {
+    if (upstream.type === 'simulator' || upstream.apiKeyEnv !== undefined || upstream.baseUrl !== undefined) continue;
+    Annotations.of(scope).addWarningV2(
+      'agent-gateway:upstream-without-credential',
+      `Upstream "${name}" (${upstream.type}) has no "apiKeyEnv", so the gateway will call the provider without a key. Set "apiKeyEnv" (any variable name) to have it read the "${name}" member of the upstream secret.`,
+    );
+  }
+}

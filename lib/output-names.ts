@@ -1,0 +1,19 @@
+/**
+ * The stack's output keys. They are the CloudFormation logical ids of the outputs, so they stay
+ * the same across deploys and refactors; `npm run keys -- --stack NAME` finds the table and the
+ * gateway address by these names. No exports (`Export.Name`): nothing else should couple to
+ * this stack, and exports would block changing the outputs later.
+ *
+ * Kept free of CDK imports so the key CLI can use it without loading aws-cdk-lib.
+ */
+export const STACK_OUTPUTS = {
+  functionUrl: 'FunctionUrl',
+  messagesBaseUrl: 'MessagesBaseUrl',
+  responsesBaseUrl: 'ResponsesBaseUrl',
+  keyTableName: 'KeyTableName',
+  upstreamSecretName: 'UpstreamSecretName',
+  upstreamSecretArn: 'UpstreamSecretArn',
+  customDomainUrl: 'CustomDomainUrl',
+  customDomainMessagesBaseUrl: 'CustomDomainMessagesBaseUrl',
+  customDomainResponsesBaseUrl: 'CustomDomainResponsesBaseUrl',
+} as const;

@@ -1,0 +1,85 @@
+import { readFileSync } from 'node:fs';
+import * as esbuild from 'esbuild';
+import { HANDLER_BUNDLING, HANDLER_ENTRY, PROJECT_ROOT } from '../../lib/constructs/gateway-function.ts';
+
+/** Minified bundle budget: every byte is parsed on each cold start. */
+const BUDGET_BYTES = 500_000;
+
+const devDependencies = Object.keys(JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).devDependencies);
+
+/** Inputs that must never reach the Lambda bundle, with the reason shown when one does. */
+const FORBIDDEN: { pattern: RegExp; reason: string }[] = [
+  { pattern: /^node_modules\/zod\/v4\/classic\//, reason: "the full zod namespace (lambda code imports 'zod/mini')" },
+  { pattern: /^node_modules\/@aws-sdk\/client-dynamodb\/dist-es\/DynamoDB\.js$/, reason: 'the aggregated DynamoDB class (use DynamoDBClient and commands)' },
+  { pattern: /^node_modules\/@aws-sdk\/client-secrets-manager\/dist-es\/SecretsManager\.js$/, reason: 'the aggregated SecretsManager class (use SecretsManagerClient and commands)' },
+  { pattern: /^node_modules\/undici\//, reason: 'undici (Node has fetch built in)' },
+  { pattern: /^node_modules\/(level|classic-level|memory-level|abstract-level)\//, reason: "the local store's LevelDB modules" },
+  { pattern: /^(bin|lib|test)\//, reason: 'local, CDK or test code' },
+  ...devDependencies.map((name) => ({ pattern: new RegExp(`^node_modules/${name.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}/`), reason: `the dev dependency ${name}` })),
+];
+
+/**
+ * esbuild options equivalent to what NodejsFunction runs for HANDLER_BUNDLING (aws-lambda-nodejs
+ * bundling.js: `esbuild --bundle <entry> --platform=node ...`).
+ */
+function asEsbuildOptions(bundling: typeof HANDLER_BUNDLING, entry: Pick<esbuild.BuildOptions, 'entryPoints' | 'stdin'>): esbuild.BuildOptions {
+  return {
+    ...entry,
+    absWorkingDir: PROJECT_ROOT,
+    bundle: true,
+    platform: 'node',
+    write: false,
+    metafile: true,
+    outfile: 'index.mjs',
+    format: bundling.format,
+    target: bundling.target,
+    minify: bundling.minify,
+    sourcemap: bundling.sourceMap,
+    sourcesContent: bundling.sourcesContent,
+    mainFields: [...bundling.mainFields],
+    banner: { js: bundling.banner },
+    // bundleAwsSDK: true makes NodejsFunction mark nothing external.
+    external: bundling.bundleAwsSDK ? [] : ['@aws-sdk/*'],
+    logLevel: 'silent',
+  };
+}
+
+/**
+ * The modules whose code is in the bundle. Not `metafile.inputs`: esbuild parses every module
+ * an index re-exports (each SDK client's index re-exports its aggregated class) and tree-shaking
+ * then drops the unused ones; what costs cold-start time is what the output contains.
+ */
+function bundledModules(result: esbuild.BuildResult): { modules: string[]; bytes: number } {
+  const output = Object.entries(result.metafile?.outputs ?? {}).find(([path]) => path.endsWith('.mjs'))?.[1];
+  if (output === undefined) throw new Error('esbuild produced no .mjs output');
+  const modules = Object.entries(output.inputs).filter(([, input]) => input.bytesInOutput > 0).map(([path]) => path);
+  return { modules, bytes: output.bytes };
+}
+
+function forbidden(modules: string[]): string[] {
+  return modules.flatMap((module) => FORBIDDEN.filter(({ pattern }) => pattern.test(module)).map(({ reason }) => `${module}: ${reason}`));
+}
+
+describe('handler bundle budget', () => {
+  test('the test translates every bundling option the stack sets', () => {
+    // A new option in HANDLER_BUNDLING must be mirrored in asEsbuildOptions, or the budget measures another bundle.
+    expect(Object.keys(HANDLER_BUNDLING).sort()).toEqual(['banner', 'bundleAwsSDK', 'format', 'mainFields', 'minify', 'sourceMap', 'sourcesContent', 'target']);
+  });
+
+  test(`lambda/handler.ts bundles, minified, under ${BUDGET_BYTES} bytes and without forbidden modules`, async () => {
+    const { modules, bytes } = bundledModules(await esbuild.build(asEsbuildOptions(HANDLER_BUNDLING, { entryPoints: [HANDLER_ENTRY] })));
+    expect(modules).toContain('lambda/handler.ts');
+    // The SDK really is inside (bundleAwsSDK), through its bare clients.
+    expect(modules.some((module) => module.startsWith('node_modules/@aws-sdk/client-dynamodb/'))).toBe(true);
+    expect(forbidden(modules)).toEqual([]);
+    expect(bytes).toBeLessThan(BUDGET_BYTES);
+  });
+
+  test('the forbidden-module check catches the imports it exists to stop', async () => {
+    const careless = "import * as z from 'zod'; import { DynamoDB } from '@aws-sdk/client-dynamodb'; export const used = [z.string(), DynamoDB];";
+    const { modules } = bundledModules(await esbuild.build(asEsbuildOptions(HANDLER_BUNDLING, { stdin: { contents: careless, resolveDir: PROJECT_ROOT, loader: 'ts' } })));
+    const found = forbidden(modules).join('\n');
+    expect(found).toContain('the full zod namespace');
+    expect(found).toContain('the aggregated DynamoDB class');
+  });
+});

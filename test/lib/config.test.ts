@@ -1,0 +1,108 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GatewayConfigError, MAX_ROUTING_JSON_BYTES, parseGatewayConfig } from '../../lib/config.ts';
+import { CUSTOM_DOMAIN, DEFAULT_GATEWAY } from './synth.ts';
+
+const ROUTING = { upstreams: { sim: { type: 'simulator' } }, routes: [{ model: '*', upstream: 'sim' }] };
+
+/** The error message parseGatewayConfig throws for `raw`, or a failure if it accepts it. */
+function rejection(raw: unknown, projectRoot?: string): string {
+  try {
+    parseGatewayConfig(raw, projectRoot);
+  } catch (error) {
+    expect(error).toBeInstanceOf(GatewayConfigError);
+    return (error as Error).message;
+  }
+  throw new Error('the config was accepted');
+}
+
+describe('parseGatewayConfig', () => {
+  test("accepts cdk.json's gateway context and fills the defaults", () => {
+    const config = parseGatewayConfig({ routing: ROUTING });
+    expect(config).toEqual({
+      stackName: 'AgentGateway',
+      routing: ROUTING,
+      timeoutSeconds: 900,
+      memoryMb: 1024,
+      reservedConcurrency: undefined,
+      logRetentionDays: 90,
+      cors: undefined,
+      customDomain: undefined,
+      tuning: {},
+    });
+    expect(parseGatewayConfig(DEFAULT_GATEWAY).routing.routes.length).toBeGreaterThan(0);
+  });
+
+  test('reads the routing config from the file routingFile names, relative to the project root', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gateway-config-'));
+    try {
+      writeFileSync(join(dir, 'routing.json'), JSON.stringify(ROUTING));
+      expect(parseGatewayConfig({ routingFile: 'routing.json' }, dir).routing).toEqual(ROUTING);
+      writeFileSync(join(dir, 'broken.json'), '{"upstreams":');
+      expect(rejection({ routingFile: 'broken.json' }, dir)).toMatch(/gateway\.routingFile: cannot read .*broken\.json as JSON/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('names each wrong routing field, using the runtime parser', () => {
+    const message = rejection({
+      routing: { upstreams: { main: { type: 'anthropic', apiKeyEnv: 'not a name' } }, routes: [{ model: 'claude-*', upstream: 'missing' }] },
+    });
+    expect(message).toContain('gateway.routing');
+    expect(message).toContain('upstreams.main.apiKeyEnv: must be an environment variable name');
+    expect(message).toContain('routes: every route must name an upstream defined in "upstreams"');
+  });
+
+  test('requires exactly one of routing and routingFile', () => {
+    expect(rejection({})).toContain('gateway.routing: set exactly one of "routing"');
+    expect(rejection({ routing: ROUTING, routingFile: 'routing.json' })).toContain('gateway.routing: set exactly one');
+  });
+
+  test('names each wrong stack option', () => {
+    const message = rejection({ routing: ROUTING, timeoutSeconds: 901, memoryMb: 64, reservedConcurrency: 0, logRetentionDays: 31, stackName: '1st' });
+    for (const field of ['timeoutSeconds', 'memoryMb', 'reservedConcurrency', 'logRetentionDays', 'stackName']) {
+      expect(message).toContain(`gateway.${field}:`);
+    }
+  });
+
+  test('rejects unknown fields, so a typo cannot be silently ignored', () => {
+    expect(rejection({ routing: ROUTING, memorySize: 2048 })).toMatch(/gateway: Unrecognized key.*memorySize/);
+    expect(rejection({ routing: ROUTING, tuning: { keyCacheSecs: 5 } })).toMatch(/gateway\.tuning: Unrecognized key.*keyCacheSecs/);
+  });
+
+  test('validates CORS and fills its defaults', () => {
+    expect(parseGatewayConfig({ routing: ROUTING, cors: { allowedOrigins: ['https://app.example.com'] } }).cors).toEqual({
+      allowedOrigins: ['https://app.example.com'],
+      allowedHeaders: ['authorization', 'content-type', 'x-api-key', 'anthropic-version', 'anthropic-beta'],
+      maxAgeSeconds: 3600,
+    });
+    expect(rejection({ routing: ROUTING, cors: { allowedOrigins: [] } })).toContain('gateway.cors.allowedOrigins: list at least one origin');
+  });
+
+  test('validates the custom domain: us-east-1 certificate, a name inside the zone', () => {
+    const config = parseGatewayConfig({ routing: ROUTING, customDomain: { ...CUSTOM_DOMAIN, zoneName: 'example.com.' } });
+    expect(config.customDomain).toEqual({ ...CUSTOM_DOMAIN, originReadTimeoutSeconds: 120, refuseDirectRequests: true });
+
+    const wrongRegion = CUSTOM_DOMAIN.certificateArn.replace('us-east-1', 'eu-west-1');
+    expect(rejection({ routing: ROUTING, customDomain: { ...CUSTOM_DOMAIN, certificateArn: wrongRegion } })).toContain(
+      'gateway.customDomain.certificateArn: must be the ARN of an ACM certificate in us-east-1',
+    );
+    expect(rejection({ routing: ROUTING, customDomain: { ...CUSTOM_DOMAIN, domainName: 'ai.example.org' } })).toContain(
+      'gateway.customDomain.domainName: must be the zone name or a name inside the zone',
+    );
+    expect(rejection({ routing: ROUTING, customDomain: { ...CUSTOM_DOMAIN, hostedZoneId: 'example.com' } })).toContain('gateway.customDomain.hostedZoneId:');
+  });
+
+  test('refuses a routing config too large for the function environment', () => {
+    const routes = Array.from({ length: 100 }, (_, i) => ({ model: `a-rather-long-model-name-number-${i}`, upstream: 'sim' }));
+    const message = rejection({ routing: { upstreams: ROUTING.upstreams, routes } });
+    expect(message).toContain(`at most ${MAX_ROUTING_JSON_BYTES} fit`);
+    expect(message).toContain('gateway.routing');
+  });
+
+  test('explains a missing gateway context', () => {
+    expect(rejection(undefined)).toContain('cdk.json has no "gateway" context');
+  });
+});

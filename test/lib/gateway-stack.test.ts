@@ -1,0 +1,143 @@
+import { jest } from '@jest/globals';
+import { Token } from 'aws-cdk-lib';
+import { Annotations, Match } from 'aws-cdk-lib/assertions';
+import { parseRoutingConfig } from '../../lambda/config/routing.ts';
+import { settingsFromEnv } from '../../lambda/config/settings.ts';
+import { KEY_TABLE_LOGICAL_ID } from '../../lib/constructs/key-table.ts';
+import { UPSTREAM_SECRET_LOGICAL_ID } from '../../lib/constructs/upstream-secret.ts';
+import { STACK_OUTPUTS } from '../../lib/output-names.ts';
+import { onlyResource, synthGateway } from './synth.ts';
+
+const ROUTING = { upstreams: { sim: { type: 'simulator' } }, routes: [{ model: '*', upstream: 'sim' }] };
+
+describe('GatewayStack', () => {
+  const { template, stack, app, config } = synthGateway();
+
+  test('runs lambda/handler.ts on Node 24, arm64, with JSON logs into a log group with retention', () => {
+    const fn = onlyResource(template, 'AWS::Lambda::Function');
+    expect(fn.properties).toMatchObject({
+      Runtime: 'nodejs24.x',
+      Architectures: ['arm64'],
+      Handler: 'index.handler',
+      Timeout: 900,
+      MemorySize: 1024,
+      LoggingConfig: { LogFormat: 'JSON', LogGroup: { Ref: onlyResource(template, 'AWS::Logs::LogGroup').logicalId } },
+    });
+    expect(fn.properties.ReservedConcurrentExecutions).toBeUndefined();
+    template.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 90 });
+  });
+
+  test('serves one streaming Function URL with auth type NONE and no CORS by default', () => {
+    const url = onlyResource(template, 'AWS::Lambda::Url');
+    expect(url.properties).toEqual({
+      AuthType: 'NONE',
+      InvokeMode: 'RESPONSE_STREAM',
+      TargetFunctionArn: { 'Fn::GetAtt': [onlyResource(template, 'AWS::Lambda::Function').logicalId, 'Arn'] },
+    });
+    // Both permissions of the dual-auth model, or the URL answers 403 (aws-notes §2.3).
+    template.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunctionUrl', FunctionUrlAuthType: 'NONE', Principal: '*' });
+    template.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunction', InvokedViaFunctionUrl: true, Principal: '*' });
+  });
+
+  test('passes the handler its contract: routing JSON, table name, secret ARN, and nothing secret', () => {
+    const variables: Record<string, unknown> = onlyResource(template, 'AWS::Lambda::Function').properties.Environment.Variables;
+    expect(Object.keys(variables).sort()).toEqual(['GATEWAY_CONFIG_JSON', 'GATEWAY_KEYS_TABLE', 'GATEWAY_UPSTREAM_SECRET']);
+    expect(parseRoutingConfig(JSON.parse(variables.GATEWAY_CONFIG_JSON as string))).toEqual(config.routing);
+    expect(variables.GATEWAY_CONFIG_JSON).toBe(JSON.stringify(config.routing));
+    expect(variables.GATEWAY_KEYS_TABLE).toEqual({ Ref: KEY_TABLE_LOGICAL_ID });
+    expect(variables.GATEWAY_UPSTREAM_SECRET).toEqual({ Ref: UPSTREAM_SECRET_LOGICAL_ID });
+    expect(JSON.stringify(variables)).not.toContain('resolve:secretsmanager');
+  });
+
+  test("grants only GetItem/UpdateItem on the table, read on the secret and writes to its own log group", () => {
+    const role = onlyResource(template, 'AWS::IAM::Role');
+    expect(role.properties.ManagedPolicyArns).toBeUndefined();
+    expect(role.properties.Policies).toBeUndefined();
+    const policy = onlyResource(template, 'AWS::IAM::Policy');
+    expect(policy.properties.Roles).toEqual([{ Ref: role.logicalId }]);
+    expect(policy.properties.PolicyDocument.Statement).toEqual([
+      {
+        Effect: 'Allow',
+        Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        Resource: { 'Fn::GetAtt': [onlyResource(template, 'AWS::Logs::LogGroup').logicalId, 'Arn'] },
+      },
+      { Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], Resource: { 'Fn::GetAtt': [KEY_TABLE_LOGICAL_ID, 'Arn'] } },
+      { Effect: 'Allow', Action: ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'], Resource: { Ref: UPSTREAM_SECRET_LOGICAL_ID } },
+    ]);
+    expect(onlyResource(template, 'AWS::Lambda::Function').properties.Role).toEqual({ 'Fn::GetAtt': [role.logicalId, 'Arn'] });
+  });
+
+  test('has no wildcard action or resource in any IAM statement', () => {
+    const statements = Object.values(template.findResources('AWS::IAM::Policy')).flatMap((policy) => policy.Properties.PolicyDocument.Statement);
+    expect(statements.length).toBeGreaterThan(0);
+    for (const statement of statements) {
+      for (const action of [statement.Action].flat()) expect(action).not.toContain('*');
+      for (const resource of [statement.Resource].flat()) expect(resource).not.toEqual('*');
+    }
+  });
+
+  test('outputs the addresses, the table and the secret under fixed names, with no exports', () => {
+    const functionUrl = { 'Fn::GetAtt': [onlyResource(template, 'AWS::Lambda::Url').logicalId, 'FunctionUrl'] };
+    const outputs = template.toJSON().Outputs as Record<string, { Value: unknown; Export?: unknown }>;
+    expect(Object.keys(outputs).sort()).toEqual(
+      [STACK_OUTPUTS.functionUrl, STACK_OUTPUTS.messagesBaseUrl, STACK_OUTPUTS.responsesBaseUrl, STACK_OUTPUTS.keyTableName, STACK_OUTPUTS.upstreamSecretName, STACK_OUTPUTS.upstreamSecretArn].sort(),
+    );
+    expect(outputs[STACK_OUTPUTS.functionUrl]?.Value).toEqual(functionUrl);
+    expect(outputs[STACK_OUTPUTS.messagesBaseUrl]?.Value).toEqual({ 'Fn::Join': ['', [functionUrl, 'first']] });
+    expect(outputs[STACK_OUTPUTS.responsesBaseUrl]?.Value).toEqual({ 'Fn::Join': ['', [functionUrl, 'second/v1']] });
+    expect(outputs[STACK_OUTPUTS.keyTableName]?.Value).toEqual({ Ref: KEY_TABLE_LOGICAL_ID });
+    expect(outputs[STACK_OUTPUTS.upstreamSecretArn]?.Value).toEqual({ Ref: UPSTREAM_SECRET_LOGICAL_ID });
+    expect(JSON.stringify(outputs[STACK_OUTPUTS.upstreamSecretName]?.Value)).toContain(UPSTREAM_SECRET_LOGICAL_ID);
+    for (const output of Object.values(outputs)) expect(output.Export).toBeUndefined();
+  });
+
+  test('is environment-agnostic and needs no lookups, so synth stays offline', () => {
+    expect(Token.isUnresolved(stack.account)).toBe(true);
+    expect(Token.isUnresolved(stack.region)).toBe(true);
+    expect(app.synth().manifest.missing).toBeUndefined();
+  });
+
+  test('makes timeout, memory, reserved concurrency and log retention configurable', () => {
+    const { template: tuned } = synthGateway({ timeoutSeconds: 300, memoryMb: 512, reservedConcurrency: 20, logRetentionDays: 365 });
+    tuned.hasResourceProperties('AWS::Lambda::Function', { Timeout: 300, MemorySize: 512, ReservedConcurrentExecutions: 20 });
+    tuned.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 365 });
+  });
+
+  test('turns CORS on for the configured origins', () => {
+    const { template: withCors } = synthGateway({ cors: { allowedOrigins: ['https://app.example.com'], maxAgeSeconds: 600 } });
+    withCors.hasResourceProperties('AWS::Lambda::Url', {
+      Cors: {
+        AllowOrigins: ['https://app.example.com'],
+        AllowMethods: ['GET', 'POST'],
+        AllowHeaders: ['authorization', 'content-type', 'x-api-key', 'anthropic-version', 'anthropic-beta'],
+        MaxAge: 600,
+      },
+    });
+  });
+
+  test('passes tuning settings in the variables the runtime reads', () => {
+    const tuning = { keyCacheSeconds: 7, maxBodyBytes: 1_000_000, firstByteTimeoutMs: 45_000, deadlineMarginMs: 3_000, lastUsedIntervalSeconds: 60 };
+    const { template: tuned } = synthGateway({ tuning });
+    const variables = onlyResource(tuned, 'AWS::Lambda::Function').properties.Environment.Variables as NodeJS.ProcessEnv;
+    expect(settingsFromEnv(variables)).toMatchObject(tuning);
+  });
+
+  test('warns at synth time about a public provider upstream that would be called without a key', () => {
+    const quiet = Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('without a key'));
+    expect(quiet).toEqual([]);
+    const routing = { upstreams: { anthropic: { type: 'anthropic' }, sim: ROUTING.upstreams.sim }, routes: [{ model: '*', upstream: 'anthropic' }] };
+    // Synthesis prints warnings (the validation report): that print is what the operator sees.
+    const printed = jest.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      const { stack: careless } = synthGateway({ routing });
+      Annotations.fromStack(careless).hasWarning('*', Match.stringLikeRegexp('Upstream "anthropic" \\(anthropic\\) has no "apiKeyEnv"'));
+      expect(printed.mock.calls.flat().join('\n')).toContain('Upstream "anthropic" (anthropic) has no "apiKeyEnv"');
+    } finally {
+      printed.mockRestore();
+    }
+  });
+
+  test('names the stack after the configured stackName', () => {
+    expect(synthGateway({ stackName: 'GatewayStaging', routing: ROUTING }).stack.stackName).toBe('GatewayStaging');
+  });
+});

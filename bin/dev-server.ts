@@ -7,7 +7,7 @@ import { parseRoutingConfig, type RoutingConfig } from '../lambda/config/routing
 import { settingsFromEnv } from '../lambda/config/settings.ts';
 import { installAwsLambdaGlobal } from './local/awslambda-shim.ts';
 import { defaultRoutingConfig } from './local/default-config.ts';
-import { ensureKeyTable, localDynamoClient, LOCAL_KEY_TABLE, startEmbeddedStore } from './local/embedded-store.ts';
+import { ensureKeyTable, ensureUsageTable, localDynamoClient, LOCAL_KEY_TABLE, LOCAL_USAGE_TABLE, startEmbeddedStore } from './local/embedded-store.ts';
 import { createFunctionUrlServer, type StreamingHandler } from './local/function-url-server.ts';
 import { setupText } from './local/setup-text.ts';
 import { removeStoreMarker, writeStoreMarker } from './local/store-access.ts';
@@ -37,10 +37,12 @@ const { config, notice } = loadConfig();
 const store = await startEmbeddedStore(dataDir);
 const dynamo = localDynamoClient(store.endpoint);
 await ensureKeyTable(dynamo, LOCAL_KEY_TABLE);
+await ensureUsageTable(dynamo, LOCAL_USAGE_TABLE);
 
 Object.assign(env, {
   GATEWAY_CONFIG_JSON: JSON.stringify(config),
   GATEWAY_KEYS_TABLE: LOCAL_KEY_TABLE,
+  GATEWAY_USAGE_TABLE: LOCAL_USAGE_TABLE,
   AWS_ENDPOINT_URL_DYNAMODB: store.endpoint,
   AWS_REGION: 'us-east-1',
   AWS_ACCESS_KEY_ID: 'local',
@@ -77,11 +79,17 @@ if (existing.length === 0) {
 }
 console.log('\nReady. One JSON log line per request follows; Ctrl+C stops.');
 
+/** Stops taking requests, lets running ones finish (their usage is written after the response), then closes the store. */
 function shutdown(): void {
   removeStoreMarker(dataDir);
-  server.close();
-  server.closeAllConnections();
-  void store.close().then(() => process.exit(0));
+  const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const force = setTimeout(() => server.closeAllConnections(), 5_000);
+  void stopped.then(async () => {
+    clearTimeout(force);
+    await store.close();
+    process.exit(0);
+  });
 }
 process.once('SIGINT', shutdown);
 process.once('SIGTERM', shutdown);

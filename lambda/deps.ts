@@ -2,6 +2,7 @@ import type { KeyRecord } from './auth/key-table.ts';
 import type { Router } from './config/routing.ts';
 import type { Settings } from './config/settings.ts';
 import type { CredentialSource } from './upstream/credentials.ts';
+import type { DynamoUsageStore } from './usage/usage-store.ts';
 
 /** The key-table operations the request path needs. */
 export interface KeyLookup {
@@ -14,6 +15,8 @@ export interface GatewayDeps {
   router: Router;
   keys: KeyLookup;
   credentials: CredentialSource;
+  /** Per-key usage metering and limits; without it nothing is metered and only the output ceiling applies. */
+  usage?: Pick<DynamoUsageStore, 'record' | 'admitRequest' | 'days'>;
   settings: Settings;
   /** Receives one JSON line per request. */
   log: (line: string) => void;

@@ -21,8 +21,16 @@ export interface RequestState {
   status?: number;
   firstByteAt?: number;
   usage?: Usage;
+  /** The usage was (partly) estimated: the stream ended before its final usage. */
+  usageEstimated?: boolean;
+  /** Set when metering failed (logged; the response was already sent). */
+  usageRecordFailed?: string;
+  /** Approximate bytes of generated content delivered (streams), for streams cut short. */
+  outputBytes?: number;
   /** How the response ended when it was not a plain success (`client_closed`, `upstream_failed`...). */
   outcome?: string;
+  /** Set when the key's ceiling clamped the request's output-token limit. */
+  cappedOutputTokens?: number;
   /** Features a translation could not carry. */
   dropped?: string[];
   /** For 5xx answers: what went wrong underneath (logged, never sent to the client). */

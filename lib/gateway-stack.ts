@@ -6,6 +6,7 @@ import { CustomDomain } from './constructs/custom-domain.ts';
 import { GatewayFunction } from './constructs/gateway-function.ts';
 import { KeyTable } from './constructs/key-table.ts';
 import { UpstreamSecret } from './constructs/upstream-secret.ts';
+import { UsageTable } from './constructs/usage-table.ts';
 import { STACK_OUTPUTS } from './output-names.ts';
 
 /** Stack options plus the validated `gateway` context (lib/config.ts). */
@@ -25,10 +26,12 @@ export class GatewayStack extends Stack {
     warnAboutUncredentialedUpstreams(this, config.routing);
 
     const keyTable = new KeyTable(this, 'Keys');
+    const usageTable = new UsageTable(this, 'Usage');
     const upstreamSecret = new UpstreamSecret(this, 'Upstream');
     const gateway = new GatewayFunction(this, 'Gateway', {
       routing: config.routing,
       keyTable,
+      usageTable,
       upstreamSecret,
       timeout: Duration.seconds(config.timeoutSeconds),
       memoryMb: config.memoryMb,
@@ -47,6 +50,10 @@ export class GatewayStack extends Stack {
     new CfnOutput(this, STACK_OUTPUTS.keyTableName, {
       value: keyTable.table.tableName,
       description: 'Key table: npm run keys -- create --name NAME --stack <this stack>',
+    });
+    new CfnOutput(this, STACK_OUTPUTS.usageTableName, {
+      value: usageTable.table.tableName,
+      description: 'Usage table: npm run keys -- usage --stack <this stack>',
     });
     new CfnOutput(this, STACK_OUTPUTS.upstreamSecretName, { value: upstreamSecret.secret.secretName, description: 'Upstream API keys secret (name)' });
     new CfnOutput(this, STACK_OUTPUTS.upstreamSecretArn, {

@@ -11,6 +11,7 @@ export const STACK_OUTPUTS = {
   messagesBaseUrl: 'MessagesBaseUrl',
   responsesBaseUrl: 'ResponsesBaseUrl',
   keyTableName: 'KeyTableName',
+  usageTableName: 'UsageTableName',
   upstreamSecretName: 'UpstreamSecretName',
   upstreamSecretArn: 'UpstreamSecretArn',
   customDomainUrl: 'CustomDomainUrl',

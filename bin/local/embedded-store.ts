@@ -3,9 +3,11 @@ import type { AddressInfo } from 'node:net';
 import { CreateTableCommand, DynamoDBClient, ResourceInUseException } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import { KEY_TABLE } from '../../lambda/auth/key-table.ts';
+import { USAGE_TABLE } from '../../lambda/usage/usage-table.ts';
 
-/** Table name of the embedded store (a deployed stack names its own). */
+/** Table names of the embedded store (a deployed stack names its own). */
 export const LOCAL_KEY_TABLE = 'gateway-keys';
+export const LOCAL_USAGE_TABLE = 'gateway-usage';
 
 export interface EmbeddedStore {
   endpoint: string;
@@ -59,6 +61,28 @@ export async function ensureKeyTable(client: DynamoDBClient, tableName: string):
             KeySchema: [{ AttributeName: KEY_TABLE.idAttribute, KeyType: 'HASH' }],
             Projection: { ProjectionType: 'KEYS_ONLY' },
           },
+        ],
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ResourceInUseException)) throw error;
+  }
+}
+
+/** Creates the usage table with the deployed stack's schema, unless it exists. */
+export async function ensureUsageTable(client: DynamoDBClient, tableName: string): Promise<void> {
+  try {
+    await client.send(
+      new CreateTableCommand({
+        TableName: tableName,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [
+          { AttributeName: USAGE_TABLE.partitionKey, AttributeType: 'S' },
+          { AttributeName: USAGE_TABLE.sortKey, AttributeType: 'S' },
+        ],
+        KeySchema: [
+          { AttributeName: USAGE_TABLE.partitionKey, KeyType: 'HASH' },
+          { AttributeName: USAGE_TABLE.sortKey, KeyType: 'RANGE' },
         ],
       }),
     );

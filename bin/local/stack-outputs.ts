@@ -4,6 +4,8 @@ import { STACK_OUTPUTS } from '../../lib/output-names.ts';
 /** What the key CLI needs from a deployed gateway stack. */
 export interface DeployedGateway {
   keyTableName: string;
+  /** Absent for stacks deployed before usage metering existed. */
+  usageTableName: string | undefined;
   /** The address clients should use: the custom domain when there is one, else the Function URL. */
   gatewayUrl: string;
 }
@@ -26,6 +28,7 @@ export async function readDeployedGateway(stackName: string, options: { region?:
     };
     return {
       keyTableName: required(STACK_OUTPUTS.keyTableName),
+      usageTableName: outputs.get(STACK_OUTPUTS.usageTableName) || undefined,
       gatewayUrl: outputs.get(STACK_OUTPUTS.customDomainUrl) || required(STACK_OUTPUTS.functionUrl),
     };
   } finally {

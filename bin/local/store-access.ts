@@ -2,7 +2,8 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoKeyStore } from '../../lambda/auth/key-store.ts';
-import { ensureKeyTable, localDynamoClient, LOCAL_KEY_TABLE, startEmbeddedStore } from './embedded-store.ts';
+import { DynamoUsageStore } from '../../lambda/usage/usage-store.ts';
+import { ensureKeyTable, ensureUsageTable, localDynamoClient, LOCAL_KEY_TABLE, LOCAL_USAGE_TABLE, startEmbeddedStore } from './embedded-store.ts';
 
 /**
  * The embedded store's database can be open in one process only (LevelDB locks it), so a
@@ -12,6 +13,8 @@ const MARKER = 'store-endpoint.json';
 
 export interface OpenedStore {
   store: DynamoKeyStore;
+  /** Absent when the deployment has no usage table. */
+  usage: DynamoUsageStore | undefined;
   close(): Promise<void>;
 }
 
@@ -28,13 +31,15 @@ export async function openLocalStore(dataDir: string): Promise<OpenedStore> {
   const running = await runningEndpoint(dataDir);
   if (running !== undefined) {
     const client = localDynamoClient(running);
-    return { store: new DynamoKeyStore(LOCAL_KEY_TABLE, client), close: async () => client.destroy() };
+    return { store: new DynamoKeyStore(LOCAL_KEY_TABLE, client), usage: new DynamoUsageStore(LOCAL_USAGE_TABLE, client), close: async () => client.destroy() };
   }
   const embedded = await startEmbeddedStore(dataDir);
   const client = localDynamoClient(embedded.endpoint);
   await ensureKeyTable(client, LOCAL_KEY_TABLE);
+  await ensureUsageTable(client, LOCAL_USAGE_TABLE);
   return {
     store: new DynamoKeyStore(LOCAL_KEY_TABLE, client),
+    usage: new DynamoUsageStore(LOCAL_USAGE_TABLE, client),
     close: async () => {
       client.destroy();
       await embedded.close();

@@ -1,11 +1,14 @@
 import { generateApiKey, generateKeyId, hashApiKey } from './key-material.ts';
-import type { KeyRecord } from './key-table.ts';
+import type { KeyLimits, KeyRecord } from './key-table.ts';
 
 export interface KeyRequest {
   name: string;
   models?: string[];
   /** Epoch seconds. */
   expiresAt?: number;
+  limits?: KeyLimits;
+  /** Rotation: issue under an existing public id, so the identity and its usage carry over. */
+  id?: string;
 }
 
 export interface IssuedKey {
@@ -19,12 +22,13 @@ export function mintKey(request: KeyRequest, now = new Date()): IssuedKey {
   const key = generateApiKey();
   const record: KeyRecord = {
     keyHash: hashApiKey(key),
-    id: generateKeyId(),
+    id: request.id ?? generateKeyId(),
     name: request.name,
     createdAt: now.toISOString(),
     revoked: false,
   };
   if (request.models !== undefined) record.models = request.models;
   if (request.expiresAt !== undefined) record.expiresAt = request.expiresAt;
+  if (request.limits !== undefined && Object.keys(request.limits).length > 0) record.limits = request.limits;
   return { key, record };
 }

@@ -8,7 +8,7 @@ import {
   ConditionalCheckFailedException,
   type AttributeValue,
 } from '@aws-sdk/client-dynamodb';
-import { KEY_TABLE, type KeyRecord } from './key-table.ts';
+import { KEY_TABLE, LIMIT_NAMES, type KeyLimits, type KeyRecord } from './key-table.ts';
 
 /**
  * The one place that reads and writes the key table. The gateway uses `get` and `touch`; the key
@@ -59,7 +59,13 @@ export class DynamoKeyStore {
     );
   }
 
+  /** The current key of an identity: the newest one (a rotation leaves the old one expiring). */
   async findById(id: string): Promise<KeyRecord | undefined> {
+    return (await this.findAllById(id)).at(-1);
+  }
+
+  /** Every key issued under a public id, oldest first (more than one after a rotation). */
+  async findAllById(id: string): Promise<KeyRecord[]> {
     const { Items } = await this.#client.send(
       new QueryCommand({
         TableName: this.tableName,
@@ -69,8 +75,42 @@ export class DynamoKeyStore {
         ExpressionAttributeValues: { ':id': { S: id } },
       }),
     );
-    const hash = Items?.[0]?.[KEY_TABLE.partitionKey]?.S;
-    return hash === undefined ? undefined : this.get(hash);
+    const records = await Promise.all((Items ?? []).map((item) => this.get(item[KEY_TABLE.partitionKey]?.S ?? '')));
+    return records.filter((record): record is KeyRecord => record !== undefined).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  }
+
+  /**
+   * Changes a key's settings. `undefined` leaves a field alone, `null` removes it (no allowlist,
+   * no expiry, no limits).
+   */
+  async update(keyHash: string, changes: { name?: string; models?: string[] | null; expiresAt?: number | null; limits?: KeyLimits | null }): Promise<void> {
+    const set: string[] = [];
+    const remove: string[] = [];
+    const values: Record<string, AttributeValue> = {};
+    const names: Record<string, string> = {};
+    const item = toItem({ keyHash, id: '', name: changes.name ?? '', createdAt: '', revoked: false, ...(changes.models ? { models: changes.models } : {}), ...(changes.expiresAt ? { expiresAt: changes.expiresAt } : {}), ...(changes.limits ? { limits: changes.limits } : {}) });
+    for (const field of ['name', 'models', 'expiresAt', 'limits'] as const) {
+      const change = changes[field];
+      if (change === undefined) continue;
+      // Placeholders for every name: `name` is a DynamoDB reserved word.
+      names[`#${field}`] = field;
+      if (change === null || (field === 'limits' && Object.keys(change).length === 0)) remove.push(`#${field}`);
+      else {
+        set.push(`#${field} = :${field}`);
+        values[`:${field}`] = item[field] as AttributeValue;
+      }
+    }
+    if (set.length === 0 && remove.length === 0) return;
+    await this.#client.send(
+      new UpdateItemCommand({
+        TableName: this.tableName,
+        Key: { [KEY_TABLE.partitionKey]: { S: keyHash } },
+        UpdateExpression: [set.length > 0 ? `SET ${set.join(', ')}` : '', remove.length > 0 ? `REMOVE ${remove.join(', ')}` : ''].join(' ').trim(),
+        ConditionExpression: 'attribute_exists(keyHash)',
+        ExpressionAttributeNames: names,
+        ...(Object.keys(values).length > 0 ? { ExpressionAttributeValues: values } : {}),
+      }),
+    );
   }
 
   async list(): Promise<KeyRecord[]> {
@@ -115,6 +155,10 @@ function toItem(record: KeyRecord): Record<string, AttributeValue> {
   if (record.expiresAt !== undefined) item.expiresAt = { N: String(record.expiresAt) };
   if (record.models !== undefined) item.models = { L: record.models.map((glob) => ({ S: glob })) };
   if (record.lastUsedAt !== undefined) item.lastUsedAt = { S: record.lastUsedAt };
+  if (record.limits !== undefined) {
+    const limits = Object.entries(record.limits).filter(([, value]) => value !== undefined);
+    item.limits = { M: Object.fromEntries(limits.map(([name, value]) => [name, { N: String(value) }])) };
+  }
   return item;
 }
 
@@ -129,5 +173,10 @@ function fromItem(item: Record<string, AttributeValue>): KeyRecord {
   if (item.expiresAt?.N !== undefined) record.expiresAt = Number(item.expiresAt.N);
   if (item.models?.L !== undefined) record.models = item.models.L.map((value) => value.S ?? '');
   if (item.lastUsedAt?.S !== undefined) record.lastUsedAt = item.lastUsedAt.S;
+  const limits = item.limits?.M;
+  if (limits !== undefined) {
+    record.limits = {};
+    for (const name of LIMIT_NAMES) if (limits[name]?.N !== undefined) record.limits[name] = Number(limits[name].N);
+  }
   return record;
 }

@@ -9,6 +9,19 @@ export const KEY_TABLE = {
   idAttribute: 'id',
 } as const;
 
+/** Per-key limits, enforced before a request goes upstream. */
+export interface KeyLimits {
+  requestsPerMinute?: number;
+  /** Tokens (input, output, cache reads and writes) per UTC day. */
+  tokensPerDay?: number;
+  /** Tokens per UTC calendar month. */
+  tokensPerMonth?: number;
+  /** Ceiling for `max_tokens` / `max_output_tokens`: larger requests are clamped to it. */
+  maxOutputTokens?: number;
+}
+
+export const LIMIT_NAMES = ['requestsPerMinute', 'tokensPerDay', 'tokensPerMonth', 'maxOutputTokens'] as const satisfies readonly (keyof KeyLimits)[];
+
 /** What the gateway knows about an issued key; never the key itself. */
 export interface KeyRecord {
   keyHash: string;
@@ -21,4 +34,5 @@ export interface KeyRecord {
   /** Model globs this key may use; absent = any model. */
   models?: string[];
   lastUsedAt?: string;
+  limits?: KeyLimits;
 }

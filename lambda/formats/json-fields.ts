@@ -18,6 +18,18 @@ export function replaceTopLevelString(json: string, key: string, value: string):
   return json.slice(0, span.start) + JSON.stringify(value) + json.slice(span.end);
 }
 
+/**
+ * Returns `json` with the top-level member `key` set to the number `value`: the member's value
+ * is replaced in place, or the member is added first; every other byte is unchanged.
+ */
+export function setTopLevelNumber(json: string, key: string, value: number): string {
+  const span = findTopLevelValue(json, key);
+  if (span) return json.slice(0, span.start) + String(value) + json.slice(span.end);
+  const open = json.indexOf('{');
+  const empty = json.slice(open + 1).trim().startsWith('}');
+  return `${json.slice(0, open + 1)}${JSON.stringify(key)}:${value}${empty ? '' : ','}${json.slice(open + 1)}`;
+}
+
 interface Span {
   start: number;
   end: number;

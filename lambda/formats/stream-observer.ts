@@ -11,6 +11,8 @@ export interface StreamObserver {
   /** True once the stream carried its terminal event (success or the upstream's own error). */
   readonly finished: boolean;
   readonly usage: Usage | undefined;
+  /** Approximate bytes of generated content relayed (delta payloads), for streams cut short. */
+  readonly outputBytes: number;
   /** The in-stream error event(s) that close the stream after a failure. */
   failure(message: string): string;
 }

@@ -61,6 +61,7 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
       ...relayHooks(state, abort, signal, deps),
       onEnd: (outcome) => {
         state.usage = observer.usage;
+        state.outputBytes = observer.outputBytes;
         if (outcome !== 'ok') state.outcome = outcome;
       },
     });

@@ -52,7 +52,12 @@ export async function forwardTranslated(state: RequestState, deps: GatewayDeps, 
   }
 
   const translator = new StreamTranslator(state.family, format, { model: state.model as string, tools: translated.ir.tools, request: translated.ir });
-  const recordUsage = () => (state.usage = toLogUsage(translator.usage));
+  const recordUsage = () => {
+    // A Responses or Chat upstream reports usage only at the end: none yet means none seen.
+    const usage = translator.usage;
+    if (usage.inputTokens + usage.outputTokens + usage.cacheReadTokens + usage.cacheWriteTokens > 0) state.usage = toLogUsage(usage);
+    state.outputBytes = translator.outputBytes;
+  };
   if (!translated.ir.stream) return collect(state, response.body, translator, signal, headers, recordUsage);
 
   state.status = 200;

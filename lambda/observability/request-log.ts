@@ -19,7 +19,10 @@ export function requestLogLine(state: RequestState, endedAt: number): string {
     latencyMs: endedAt - state.startedAt,
     ttfbMs: state.firstByteAt === undefined ? undefined : state.firstByteAt - state.startedAt,
     usage: state.usage,
+    usageEstimated: state.usageEstimated,
+    usageRecordFailed: state.usageRecordFailed,
     dropped: state.dropped,
+    cappedOutputTokens: state.cappedOutputTokens,
     cause: state.cause,
   });
 }

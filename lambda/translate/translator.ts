@@ -77,6 +77,7 @@ export class StreamTranslator {
   readonly #splitter = new SseEventSplitter();
   readonly #decoder: StreamDecoder;
   readonly #encoder: StreamEncoder;
+  #outputBytes = 0;
 
   constructor(client: ClientFormat, upstream: UpstreamFormat, context: EncoderContext) {
     this.#decoder = DECODERS[upstream]();
@@ -88,7 +89,11 @@ export class StreamTranslator {
     this.#splitter.push(chunk, (bytes) => {
       const fields = parseSseEvent(bytes);
       if (fields.data === '' && fields.event === undefined) return;
-      for (const event of this.#decoder.decode({ type: fields.event ?? sseEventType(fields), data: fields.data })) out += this.#encoder.encode(event);
+      for (const event of this.#decoder.decode({ type: fields.event ?? sseEventType(fields), data: fields.data })) {
+        if (event.type === 'text_delta' || event.type === 'reasoning_delta') this.#outputBytes += event.text.length;
+        else if (event.type === 'tool_input_delta') this.#outputBytes += event.json.length;
+        out += this.#encoder.encode(event);
+      }
     });
     return out;
   }
@@ -109,6 +114,11 @@ export class StreamTranslator {
 
   get finished(): boolean {
     return this.#encoder.finished;
+  }
+
+  /** Characters of generated content relayed, for streams cut short. */
+  get outputBytes(): number {
+    return this.#outputBytes;
   }
 
   get usage(): IrUsage {

@@ -8,6 +8,7 @@ import { Construct } from 'constructs';
 import type { RoutingConfig } from '../../lambda/config/routing.ts';
 import type { CorsConfig, TuningConfig } from '../config.ts';
 import type { KeyTable } from './key-table.ts';
+import type { UsageTable } from './usage-table.ts';
 import type { UpstreamSecret } from './upstream-secret.ts';
 
 /** The project root: NodejsFunction resolves the lock file and the bundle's inputs from here. */
@@ -51,6 +52,7 @@ export const TUNING_ENVIRONMENT = {
 export interface GatewayFunctionProps {
   routing: RoutingConfig;
   keyTable: KeyTable;
+  usageTable: UsageTable;
   upstreamSecret: UpstreamSecret;
   timeout: Duration;
   memoryMb: number;
@@ -67,7 +69,8 @@ export interface GatewayFunctionProps {
  *
  * The URL's auth type is NONE on purpose: clients authenticate with keys issued by the gateway,
  * checked in the function against the key table. The function's role can write its own log
- * group, read and stamp keys in the key table and read the upstream secret; nothing more.
+ * group, read and stamp keys in the key table, count usage in the usage table and read the
+ * upstream secret; nothing more.
  */
 export class GatewayFunction extends Construct {
   readonly function: NodejsFunction;
@@ -85,6 +88,7 @@ export class GatewayFunction extends Construct {
     });
     this.logGroup.grantWrite(role);
     props.keyTable.grantKeyLookup(role);
+    props.usageTable.grantMetering(role);
     props.upstreamSecret.grantRead(role);
 
     this.function = new NodejsFunction(this, 'Handler', {
@@ -140,6 +144,7 @@ function gatewayEnvironment(props: GatewayFunctionProps): Record<string, string>
   const environment: Record<string, string> = {
     GATEWAY_CONFIG_JSON: JSON.stringify(props.routing),
     GATEWAY_KEYS_TABLE: props.keyTable.table.tableName,
+    GATEWAY_USAGE_TABLE: props.usageTable.table.tableName,
     GATEWAY_UPSTREAM_SECRET: props.upstreamSecret.secret.secretArn,
   };
   for (const [setting, variable] of Object.entries(TUNING_ENVIRONMENT)) {

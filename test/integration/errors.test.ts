@@ -80,20 +80,17 @@ describe('keys', () => {
   });
 
   test('the SDKs stop at once on a 401 (no retries)', async () => {
+    const before = gateway.logs.length;
     const anthropic = new Anthropic({ baseURL: `${gateway.url}/first`, apiKey: 'wrong', maxRetries: 3 });
     const anthropicError = await anthropic.messages.create({ ...messages, messages: [{ role: 'user', content: 'hi' }] }).catch((error: unknown) => error);
     expect(anthropicError).toBeInstanceOf(Anthropic.AuthenticationError);
     const openai = new OpenAI({ baseURL: `${gateway.url}/second/v1`, apiKey: 'wrong', maxRetries: 3 });
     const openaiError = await openai.responses.create({ model: 'gpt-5.5', input: 'hi' }).catch((error: unknown) => error);
     expect(openaiError).toBeInstanceOf(OpenAI.AuthenticationError);
-    // A retry would have produced a second request id for the same call.
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    const first = gateway.logs.filter((line) => line.route === 'messages' && line.status === 401);
-    const requestIds = [(anthropicError as { requestID: string }).requestID, (openaiError as { requestID: string }).requestID];
-    expect(requestIds.every((id) => /^req_/.test(id))).toBe(true);
-    const latest = gateway.logs.slice(-2).map((line) => line.requestId);
-    expect(latest).toEqual(requestIds);
-    expect(first.length).toBeGreaterThan(0);
+    // A retry would show up as a second 401 for the same client.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const refused = gateway.logs.slice(before).filter((line) => line.status === 401);
+    expect(refused.map((line) => line.requestId).sort()).toEqual([(anthropicError as { requestID: string }).requestID, (openaiError as { requestID: string }).requestID].sort());
   });
 
   test('a model outside the key allowlist is 403 permission_error; lists show only allowed models', async () => {

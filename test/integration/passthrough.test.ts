@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { startGateway, waitForLogs, type Harness } from '../support/gateway-harness.ts';
+import { logOf, startGateway, waitForLogs, type Harness } from '../support/gateway-harness.ts';
 import { fixture, sendJson, sendSse, sseEvents, startUpstream, type UpstreamStub } from '../support/upstream-stub.ts';
 
 const ANTHROPIC_SECRET = 'sk-ant-upstream-secret-value';
@@ -189,10 +189,9 @@ describe('what the gateway keeps to itself', () => {
 
   test('one log line per request, with usage from the final event', async () => {
     anthropicUpstream.reply(sendSse(fixture('anthropic/text-stream.sse')));
-    const before = gateway.logs.length;
     const response = await post('/first/v1/messages', JSON.stringify({ ...request, stream: true }));
     await response.text();
-    const [line] = (await waitForLogs(gateway, before + 1)).slice(before);
+    const line = await logOf(gateway, response.headers.get('request-id'));
     expect(line).toMatchObject({
       msg: 'request',
       route: 'messages',

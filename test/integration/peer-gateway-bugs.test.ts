@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { startGateway, waitForLogs, type Harness } from '../support/gateway-harness.ts';
+import { logOf, startGateway, type Harness } from '../support/gateway-harness.ts';
 import { fixture, sendJson, sendSse, sseEvents, startUpstream, type UpstreamStub } from '../support/upstream-stub.ts';
 import { validateMessagesStream } from '../support/stream-validators.ts';
 
@@ -131,10 +131,10 @@ test('peer bug #11: usage is complete at the end of a translated stream, cache r
   oai.reply(sendSse(fixture('openai/text-stream.sse')));
   const message = await anthropic.messages.stream({ model: 'claude-via-oai', max_tokens: 10, messages: user('hi') }).finalMessage();
   expect(message.usage).toMatchObject({ input_tokens: 1024, cache_read_input_tokens: 1024, cache_creation_input_tokens: 0, output_tokens: 7 });
-  const before = gateway.logs.length;
   ant.reply(sendSse(fixture('anthropic/thinking-tool-stream.sse')));
-  await openai.responses.stream({ model: 'gpt-via-ant', input: 'x' }).finalResponse();
-  const [line] = (await waitForLogs(gateway, before + 1)).slice(before);
+  const { data: stream, response } = await openai.responses.create({ model: 'gpt-via-ant', input: 'x', stream: true }).withResponse();
+  for await (const _event of stream);
+  const line = await logOf(gateway, response.headers.get('x-request-id'));
   expect(line?.usage).toEqual({ inputTokens: 25, outputTokens: 42, cacheReadTokens: 1024, cacheWriteTokens: 3 });
 });
 

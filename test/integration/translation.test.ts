@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { startGateway, waitForLogs, type Harness } from '../support/gateway-harness.ts';
+import { logOf, startGateway, type Harness } from '../support/gateway-harness.ts';
 import { fixture, sendJson, sendSse, sseEvents, startUpstream, type UpstreamStub } from '../support/upstream-stub.ts';
 
 let messagesUpstream: UpstreamStub;
@@ -89,10 +89,9 @@ describe('Messages client (Claude Code, Anthropic SDK) via a Responses upstream'
 
   test('what a translation drops is said in a header and in the log', async () => {
     responsesUpstream.reply(sendSse(fixture('openai/text-stream.sse')));
-    const before = gateway.logs.length;
     const { response } = await anthropic.messages.create({ model: 'claude-via-gpt', max_tokens: 100, stop_sequences: ['END'], messages: [{ role: 'user', content: 'hi' }], top_k: 5 } as Anthropic.MessageCreateParamsNonStreaming).withResponse();
     expect(response.headers.get('x-gateway-dropped')).toBe('top_k, stop_sequences');
-    const [line] = (await waitForLogs(gateway, before + 1)).slice(before);
+    const line = await logOf(gateway, response.headers.get('request-id'));
     expect(line).toMatchObject({ upstream: 'gpt', upstreamModel: 'gpt-5.5', dropped: ['top_k', 'stop_sequences'], usage: { inputTokens: 1024, cacheReadTokens: 1024, outputTokens: 7 } });
   });
 });

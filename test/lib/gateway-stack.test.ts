@@ -4,6 +4,7 @@ import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { parseRoutingConfig } from '../../lambda/config/routing.ts';
 import { settingsFromEnv } from '../../lambda/config/settings.ts';
 import { KEY_TABLE_LOGICAL_ID } from '../../lib/constructs/key-table.ts';
+import { USAGE_TABLE_LOGICAL_ID } from '../../lib/constructs/usage-table.ts';
 import { UPSTREAM_SECRET_LOGICAL_ID } from '../../lib/constructs/upstream-secret.ts';
 import { STACK_OUTPUTS } from '../../lib/output-names.ts';
 import { onlyResource, synthGateway } from './synth.ts';
@@ -39,9 +40,10 @@ describe('GatewayStack', () => {
     template.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunction', InvokedViaFunctionUrl: true, Principal: '*' });
   });
 
-  test('passes the handler its contract: routing JSON, table name, secret ARN, and nothing secret', () => {
+  test('passes the handler its contract: routing JSON, table names, secret ARN, and nothing secret', () => {
     const variables: Record<string, unknown> = onlyResource(template, 'AWS::Lambda::Function').properties.Environment.Variables;
-    expect(Object.keys(variables).sort()).toEqual(['GATEWAY_CONFIG_JSON', 'GATEWAY_KEYS_TABLE', 'GATEWAY_UPSTREAM_SECRET']);
+    expect(Object.keys(variables).sort()).toEqual(['GATEWAY_CONFIG_JSON', 'GATEWAY_KEYS_TABLE', 'GATEWAY_UPSTREAM_SECRET', 'GATEWAY_USAGE_TABLE']);
+    expect(variables.GATEWAY_USAGE_TABLE).toEqual({ Ref: USAGE_TABLE_LOGICAL_ID });
     expect(parseRoutingConfig(JSON.parse(variables.GATEWAY_CONFIG_JSON as string))).toEqual(config.routing);
     expect(variables.GATEWAY_CONFIG_JSON).toBe(JSON.stringify(config.routing));
     expect(variables.GATEWAY_KEYS_TABLE).toEqual({ Ref: KEY_TABLE_LOGICAL_ID });
@@ -49,7 +51,7 @@ describe('GatewayStack', () => {
     expect(JSON.stringify(variables)).not.toContain('resolve:secretsmanager');
   });
 
-  test("grants only GetItem/UpdateItem on the table, read on the secret and writes to its own log group", () => {
+  test("grants only GetItem/UpdateItem on the key table, UpdateItem/Query on the usage table, read on the secret and writes to its own log group", () => {
     const role = onlyResource(template, 'AWS::IAM::Role');
     expect(role.properties.ManagedPolicyArns).toBeUndefined();
     expect(role.properties.Policies).toBeUndefined();
@@ -62,6 +64,7 @@ describe('GatewayStack', () => {
         Resource: { 'Fn::GetAtt': [onlyResource(template, 'AWS::Logs::LogGroup').logicalId, 'Arn'] },
       },
       { Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], Resource: { 'Fn::GetAtt': [KEY_TABLE_LOGICAL_ID, 'Arn'] } },
+      { Effect: 'Allow', Action: ['dynamodb:Query', 'dynamodb:UpdateItem'], Resource: { 'Fn::GetAtt': [USAGE_TABLE_LOGICAL_ID, 'Arn'] } },
       { Effect: 'Allow', Action: ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'], Resource: { Ref: UPSTREAM_SECRET_LOGICAL_ID } },
     ]);
     expect(onlyResource(template, 'AWS::Lambda::Function').properties.Role).toEqual({ 'Fn::GetAtt': [role.logicalId, 'Arn'] });
@@ -80,12 +83,13 @@ describe('GatewayStack', () => {
     const functionUrl = { 'Fn::GetAtt': [onlyResource(template, 'AWS::Lambda::Url').logicalId, 'FunctionUrl'] };
     const outputs = template.toJSON().Outputs as Record<string, { Value: unknown; Export?: unknown }>;
     expect(Object.keys(outputs).sort()).toEqual(
-      [STACK_OUTPUTS.functionUrl, STACK_OUTPUTS.messagesBaseUrl, STACK_OUTPUTS.responsesBaseUrl, STACK_OUTPUTS.keyTableName, STACK_OUTPUTS.upstreamSecretName, STACK_OUTPUTS.upstreamSecretArn].sort(),
+      [STACK_OUTPUTS.functionUrl, STACK_OUTPUTS.messagesBaseUrl, STACK_OUTPUTS.responsesBaseUrl, STACK_OUTPUTS.keyTableName, STACK_OUTPUTS.usageTableName, STACK_OUTPUTS.upstreamSecretName, STACK_OUTPUTS.upstreamSecretArn].sort(),
     );
     expect(outputs[STACK_OUTPUTS.functionUrl]?.Value).toEqual(functionUrl);
     expect(outputs[STACK_OUTPUTS.messagesBaseUrl]?.Value).toEqual({ 'Fn::Join': ['', [functionUrl, 'first']] });
     expect(outputs[STACK_OUTPUTS.responsesBaseUrl]?.Value).toEqual({ 'Fn::Join': ['', [functionUrl, 'second/v1']] });
     expect(outputs[STACK_OUTPUTS.keyTableName]?.Value).toEqual({ Ref: KEY_TABLE_LOGICAL_ID });
+    expect(outputs[STACK_OUTPUTS.usageTableName]?.Value).toEqual({ Ref: USAGE_TABLE_LOGICAL_ID });
     expect(outputs[STACK_OUTPUTS.upstreamSecretArn]?.Value).toEqual({ Ref: UPSTREAM_SECRET_LOGICAL_ID });
     expect(JSON.stringify(outputs[STACK_OUTPUTS.upstreamSecretName]?.Value)).toContain(UPSTREAM_SECRET_LOGICAL_ID);
     for (const output of Object.values(outputs)) expect(output.Export).toBeUndefined();

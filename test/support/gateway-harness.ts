@@ -7,7 +7,8 @@ import { DEFAULT_SETTINGS, type Settings } from '../../lambda/config/settings.ts
 import { createGateway } from '../../lambda/gateway.ts';
 import type { GatewayDeps } from '../../lambda/deps.ts';
 import { EnvCredentials, type CredentialSource } from '../../lambda/upstream/credentials.ts';
-import { ensureKeyTable, localDynamoClient, startEmbeddedStore, type EmbeddedStore } from '../../bin/local/embedded-store.ts';
+import { ensureKeyTable, ensureUsageTable, localDynamoClient, startEmbeddedStore, type EmbeddedStore } from '../../bin/local/embedded-store.ts';
+import { DynamoUsageStore } from '../../lambda/usage/usage-store.ts';
 import { createFunctionUrlServer, type StreamingHandler } from '../../bin/local/function-url-server.ts';
 
 export interface HarnessOptions {
@@ -18,14 +19,18 @@ export interface HarnessOptions {
   credentials?: CredentialSource;
   functionTimeoutMs?: number;
   fetch?: typeof fetch;
+  /** Another gateway instance's tables: both instances then share keys, usage and limits (as Lambda instances do). */
+  shareStoreWith?: Harness;
 }
 
 export interface Harness {
   url: string;
   store: DynamoKeyStore;
+  usage: DynamoUsageStore;
   /** Log lines the gateway wrote, parsed. */
   logs: Record<string, unknown>[];
   rawLogs: string[];
+  storeInfo: { endpoint: string; keyTable: string; usageTable: string };
   issueKey(request?: Partial<KeyRequest>): Promise<{ key: string; id: string }>;
   close(): Promise<void>;
 }
@@ -35,17 +40,23 @@ export interface Harness {
  * table in an in-memory dynalite: the parts are the production ones, only the wiring is here.
  */
 export async function startGateway(options: HarnessOptions): Promise<Harness> {
-  const embedded: EmbeddedStore = await startEmbeddedStore(undefined);
-  const dynamo = localDynamoClient(embedded.endpoint);
-  const table = `keys-${Math.random().toString(36).slice(2)}`;
-  await ensureKeyTable(dynamo, table);
-  const store = new DynamoKeyStore(table, dynamo);
+  const shared = options.shareStoreWith?.storeInfo;
+  const embedded: EmbeddedStore | undefined = shared ? undefined : await startEmbeddedStore(undefined);
+  const storeInfo = shared ?? { endpoint: (embedded as EmbeddedStore).endpoint, keyTable: `keys-${Math.random().toString(36).slice(2)}`, usageTable: `usage-${Math.random().toString(36).slice(2)}` };
+  const dynamo = localDynamoClient(storeInfo.endpoint);
+  if (!shared) {
+    await ensureKeyTable(dynamo, storeInfo.keyTable);
+    await ensureUsageTable(dynamo, storeInfo.usageTable);
+  }
+  const store = new DynamoKeyStore(storeInfo.keyTable, dynamo);
+  const usage = new DynamoUsageStore(storeInfo.usageTable, dynamo);
   const rawLogs: string[] = [];
   const logs: Record<string, unknown>[] = [];
   const deps: GatewayDeps = {
     router: createRouter(parseRoutingConfig(options.config)),
     keys: store,
     credentials: options.credentials ?? new EnvCredentials(options.env ?? {}),
+    usage,
     settings: { ...DEFAULT_SETTINGS, ...options.settings },
     log: (line) => {
       rawLogs.push(line);
@@ -53,7 +64,17 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
     },
     fetch: options.fetch ?? ((input, init) => fetch(input, init)),
   };
-  const handler = createGateway(deps) as unknown as StreamingHandler;
+  const gatewayHandler = createGateway(deps) as unknown as StreamingHandler;
+  // Invocations end after their response (usage is written in requestEnd): close() waits for them.
+  let inFlight = 0;
+  const handler: StreamingHandler = async (event, stream, context) => {
+    inFlight++;
+    try {
+      return await gatewayHandler(event, stream, context);
+    } finally {
+      inFlight--;
+    }
+  };
   const server = createFunctionUrlServer(handler, {
     maxBodyBytes: deps.settings.maxBodyBytes,
     functionTimeoutMs: options.functionTimeoutMs ?? 900_000,
@@ -62,6 +83,8 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
   return {
     url,
     store,
+    usage,
+    storeInfo,
     logs,
     rawLogs,
     async issueKey(request = {}) {
@@ -70,10 +93,11 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
       return { key, id: record.id };
     },
     async close() {
+      for (const until = Date.now() + 5_000; inFlight > 0 && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 10));
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
       dynamo.destroy();
-      await embedded.close();
+      await embedded?.close();
     },
   };
 }
@@ -91,4 +115,15 @@ export async function waitForLogs(harness: Harness, count: number, timeoutMs = 5
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   return harness.logs;
+}
+
+/** The log line of one request (by the `request-id` its response carried), once written. */
+export async function logOf(harness: Harness, requestId: string | null, timeoutMs = 5_000): Promise<Record<string, unknown>> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const line = harness.logs.find((entry) => entry.requestId === requestId);
+    if (line) return line;
+    if (Date.now() > until) throw new Error(`no log line for ${requestId}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }

@@ -4,6 +4,8 @@ import { fromMessagesUsage, isRecord, type Usage } from '../../observability/usa
 import { parseJsonObject } from '../json-fields.ts';
 import { messagesErrorEvent } from './errors.ts';
 
+const DELTA_ENVELOPE_BYTES = 100;
+
 /**
  * Messages streams: usage comes from `message_start` and the cumulative `message_delta`;
  * `message_stop` (or the upstream's own `error` event) ends the stream.
@@ -12,11 +14,15 @@ import { messagesErrorEvent } from './errors.ts';
 export class MessagesStreamObserver implements StreamObserver {
   finished = false;
   usage: Usage | undefined;
+  outputBytes = 0;
 
   event(bytes: Buffer): void {
     const name = leadingEventName(bytes);
     const type = name ?? sseEventType(parseSseEvent(bytes));
-    if (type === 'message_start' || type === 'message_delta') {
+    if (type === 'content_block_delta') {
+      // The event minus its envelope (~100 bytes): counted without parsing, for the hot path.
+      this.outputBytes += Math.max(0, bytes.length - DELTA_ENVELOPE_BYTES);
+    } else if (type === 'message_start' || type === 'message_delta') {
       const data = parseJsonObject(parseSseEvent(bytes).data);
       const usage = type === 'message_start' ? (isRecord(data?.message) ? data.message.usage : undefined) : data?.usage;
       if (isRecord(usage)) this.usage = fromMessagesUsage(usage, this.usage);

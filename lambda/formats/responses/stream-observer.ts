@@ -3,6 +3,7 @@ import type { StreamObserver } from '../stream-observer.ts';
 import { fromResponsesUsage, isRecord, type Usage } from '../../observability/usage.ts';
 import { parseJsonObject } from '../json-fields.ts';
 
+const DELTA_ENVELOPE_BYTES = 160;
 const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed', 'error']);
 
 /**
@@ -14,6 +15,7 @@ const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response
 export class ResponsesStreamObserver implements StreamObserver {
   finished = false;
   usage: Usage | undefined;
+  outputBytes = 0;
   #responseId: string | undefined;
   #model: string | undefined;
   #createdAt: number | undefined;
@@ -27,7 +29,10 @@ export class ResponsesStreamObserver implements StreamObserver {
   event(bytes: Buffer): void {
     this.#last = bytes;
     const type = leadingEventName(bytes) ?? sseEventType(parseSseEvent(bytes));
-    if (type === 'response.created') {
+    if (type?.endsWith('.delta') === true) {
+      // The event minus its envelope (~160 bytes: ids, indexes, sequence number), unparsed.
+      this.outputBytes += Math.max(0, bytes.length - DELTA_ENVELOPE_BYTES);
+    } else if (type === 'response.created') {
       const response = parseJsonObject(parseSseEvent(bytes).data)?.response;
       if (isRecord(response)) {
         this.#responseId = typeof response.id === 'string' ? response.id : undefined;

@@ -1,0 +1,132 @@
+import type { DynamoKeyStore } from '../../lambda/auth/key-store.ts';
+import { mintKey } from '../../lambda/auth/issue-key.ts';
+import type { KeyLimits, KeyRecord } from '../../lambda/auth/key-table.ts';
+import { COUNTERS } from '../../lambda/usage/usage-table.ts';
+import { totalTokens, type DayUsage, type DynamoUsageStore, type UsageTotals } from '../../lambda/usage/usage-store.ts';
+import { clientSetup, setupText } from './setup-text.ts';
+import { UsageError } from './key-options.ts';
+
+/** The key CLI's commands; bin/keys.ts parses the arguments and opens the stores. */
+export interface Output {
+  json: boolean;
+  print(text: string): void;
+}
+
+/** What operators see of a key: everything but the digest. */
+export function publicView(record: KeyRecord) {
+  const { keyHash: _digest, ...rest } = record;
+  return { ...rest, expiresAt: record.expiresAt === undefined ? undefined : new Date(record.expiresAt * 1000).toISOString() };
+}
+
+function stateOf(record: KeyRecord, now = Date.now()): string {
+  if (record.revoked) return 'revoked';
+  return record.expiresAt !== undefined && record.expiresAt * 1000 <= now ? 'expired' : 'active';
+}
+
+export async function createKey(store: DynamoKeyStore, request: { name: string; models?: string[]; expiresAt?: number; limits: KeyLimits; url: string }, out: Output): Promise<void> {
+  const { key, record } = mintKey(request);
+  await store.put(record);
+  printIssued(record, key, request.url, out, `Created key ${record.id} (${record.name})`);
+}
+
+function printIssued(record: KeyRecord, key: string, url: string, out: Output, headline: string): void {
+  if (out.json) return out.print(JSON.stringify({ ...publicView(record), key, setup: clientSetup(url, key) }));
+  out.print(`${headline}. It is shown only this once:\n\n  ${key}\n`);
+  out.print(setupText(url, key));
+}
+
+export async function listKeys(store: DynamoKeyStore, out: Output): Promise<void> {
+  const records = await store.list();
+  if (out.json) return out.print(JSON.stringify(records.map(publicView)));
+  if (records.length === 0) out.print('No keys.');
+  for (const record of records) {
+    const models = record.models === undefined ? 'any model' : record.models.join(',');
+    const limits = Object.entries(record.limits ?? {}).map(([name, value]) => `${name} ${value}`).join(', ');
+    out.print(`${record.id}  ${stateOf(record).padEnd(7)}  ${record.name}  (${models}${limits ? `; ${limits}` : ''}; created ${record.createdAt}; last used ${record.lastUsedAt ?? 'never'})`);
+  }
+}
+
+async function keysOf(store: DynamoKeyStore, id: string | undefined, command: string): Promise<KeyRecord[]> {
+  if (!id) throw new UsageError(`${command} needs the key id (see keys list)`);
+  const records = await store.findAllById(id);
+  if (records.length === 0) throw new UsageError(`No key with id ${id}`);
+  return records;
+}
+
+/** Revokes every key of the identity (the current one and any still in a rotation overlap). */
+export async function revokeKey(store: DynamoKeyStore, id: string | undefined, out: Output): Promise<void> {
+  for (const record of await keysOf(store, id, 'revoke')) await store.revoke(record.keyHash);
+  out.print(out.json ? JSON.stringify({ id, revoked: true }) : `Revoked ${id}.`);
+}
+
+export interface KeyChanges {
+  name?: string;
+  models?: string[] | null;
+  expiresAt?: number | null;
+  limits: { set: KeyLimits; remove: (keyof KeyLimits)[] };
+}
+
+/** Changes limits, allowlist, expiry or name of the identity's current key. */
+export async function updateKey(store: DynamoKeyStore, id: string | undefined, changes: KeyChanges, out: Output): Promise<void> {
+  const current = (await keysOf(store, id, 'update')).at(-1) as KeyRecord;
+  const limits: KeyLimits = { ...current.limits, ...changes.limits.set };
+  for (const name of changes.limits.remove) delete limits[name];
+  const limitsChanged = Object.keys(changes.limits.set).length > 0 || changes.limits.remove.length > 0;
+  if (changes.name === undefined && changes.models === undefined && changes.expiresAt === undefined && !limitsChanged) {
+    throw new UsageError('update needs at least one change: --name, --models, --expires-in or a limit flag');
+  }
+  await store.update(current.keyHash, { name: changes.name, models: changes.models, expiresAt: changes.expiresAt, limits: limitsChanged ? limits : undefined });
+  const updated = (await store.findAllById(current.id)).at(-1) as KeyRecord;
+  out.print(out.json ? JSON.stringify(publicView(updated)) : `Updated ${updated.id}: ${JSON.stringify(publicView(updated))}`);
+}
+
+/**
+ * Issues a new key for the same identity (id, name, allowlist, limits, expiry; usage carries on)
+ * and lets the old key(s) work for `overlapSeconds` more, so clients can switch without downtime.
+ */
+export async function rotateKey(store: DynamoKeyStore, id: string | undefined, overlapSeconds: number, url: string, out: Output): Promise<void> {
+  const records = await keysOf(store, id, 'rotate');
+  const current = records.at(-1) as KeyRecord;
+  if (current.revoked) throw new UsageError(`Key ${current.id} is revoked; create a new one instead`);
+  const { key, record } = mintKey({ id: current.id, name: current.name, models: current.models, expiresAt: current.expiresAt, limits: current.limits });
+  await store.put(record);
+  const overlapEnds = Math.floor(Date.now() / 1000) + overlapSeconds;
+  for (const old of records) {
+    if (!old.revoked && (old.expiresAt === undefined || old.expiresAt > overlapEnds)) await store.update(old.keyHash, { expiresAt: overlapEnds });
+  }
+  printIssued(record, key, url, out, `Rotated ${current.id}; the previous key works until ${new Date(overlapEnds * 1000).toISOString()}`);
+}
+
+const ZERO: UsageTotals = { requests: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+
+function add(into: UsageTotals, from: UsageTotals): UsageTotals {
+  for (const counter of COUNTERS) into[counter] += from[counter];
+  return into;
+}
+
+const row = (label: string, usage: UsageTotals) =>
+  `${label.padEnd(44)} ${String(usage.requests).padStart(8)} ${String(usage.inputTokens).padStart(11)} ${String(usage.outputTokens).padStart(11)} ${String(usage.cacheReadTokens).padStart(11)} ${String(usage.cacheWriteTokens).padStart(11)}`;
+const HEADER = `${''.padEnd(44)} ${'requests'.padStart(8)} ${'input'.padStart(11)} ${'output'.padStart(11)} ${'cache read'.padStart(11)} ${'cache write'.padStart(11)}`;
+
+/** One key's usage since a day: per day and model, and the totals. */
+export async function keyUsage(store: DynamoKeyStore, usage: DynamoUsageStore, id: string | undefined, since: string, out: Output): Promise<void> {
+  const record = (await keysOf(store, id, 'usage')).at(-1) as KeyRecord;
+  const days = (await usage.days(record.id, since)).sort((a, b) => a.day.localeCompare(b.day) || a.model.localeCompare(b.model));
+  const totals = days.reduce((sum, day) => add(sum, day), { ...ZERO });
+  if (out.json) return out.print(JSON.stringify({ id: record.id, name: record.name, since, totals: { ...totals, totalTokens: totalTokens(totals) }, days: days.map(({ keyId: _id, ...day }) => day) }));
+  out.print(`Usage of ${record.id} (${record.name}) since ${since}:\n${HEADER}`);
+  for (const day of days) out.print(row(`${day.day}  ${day.model}`, day));
+  out.print(row('total', totals));
+}
+
+/** Every key's usage since a day, one line per key (names from the key table). */
+export async function usageSummary(store: DynamoKeyStore, usage: DynamoUsageStore, since: string, out: Output): Promise<void> {
+  const names = new Map((await store.list()).map((record) => [record.id, record.name]));
+  const perKey = new Map<string, UsageTotals>();
+  for (const day of await usage.allDays(since)) perKey.set(day.keyId, add(perKey.get(day.keyId) ?? { ...ZERO }, day as DayUsage));
+  const rows = [...perKey].sort(([a], [b]) => a.localeCompare(b)).map(([id, totals]) => ({ id, name: names.get(id) ?? '(deleted)', ...totals, totalTokens: totalTokens(totals) }));
+  if (out.json) return out.print(JSON.stringify({ since, keys: rows }));
+  out.print(`Usage of all keys since ${since}:\n${HEADER}`);
+  for (const entry of rows) out.print(row(`${entry.id}  ${entry.name}`, entry));
+  if (rows.length === 0) out.print('No usage.');
+}

@@ -1,0 +1,48 @@
+import type { GatewayDeps } from '../deps.ts';
+import { GatewayError } from '../errors.ts';
+import { setTopLevelNumber } from '../formats/json-fields.ts';
+import { stateOf } from '../request-state.ts';
+import { exhaustedBudget, monthStart, secondsUntilNextMinute } from '../usage/limits.ts';
+import type { GatewayMiddleware } from './types.ts';
+
+/**
+ * Applies the caller's key limits before anything goes upstream: token budgets (day, month),
+ * then requests per minute (an atomic conditional counter, so the limit holds across every
+ * instance), then the output-token ceiling, which clamps the request rather than refusing it.
+ * Refusals are 429s with `retry-after`, in the client's format.
+ */
+export function enforceLimits(deps: GatewayDeps): GatewayMiddleware {
+  return {
+    async before(request) {
+      const state = stateOf(request.context);
+      const limits = state.key?.limits;
+      const name = state.route?.name;
+      if (!limits || !state.key || (name !== 'messages' && name !== 'responses')) return;
+      const now = new Date();
+      if (deps.usage && (limits.tokensPerDay !== undefined || limits.tokensPerMonth !== undefined)) {
+        const exhausted = exhaustedBudget(limits, await deps.usage.days(state.key.id, monthStart(now)), now);
+        if (exhausted) {
+          throw new GatewayError('rate_limit', `This API key has used its ${exhausted.limit} tokens for the ${exhausted.period}.`, {
+            headers: { 'retry-after': String(exhausted.retryAfterSeconds) },
+            code: 'token_budget_exceeded',
+          });
+        }
+      }
+      if (deps.usage && limits.requestsPerMinute !== undefined && !(await deps.usage.admitRequest(state.key.id, limits.requestsPerMinute, now))) {
+        throw new GatewayError('rate_limit', `This API key is limited to ${limits.requestsPerMinute} requests per minute.`, {
+          headers: { 'retry-after': String(secondsUntilNextMinute(now)) },
+        });
+      }
+      if (limits.maxOutputTokens !== undefined) capOutputTokens(state, limits.maxOutputTokens);
+    },
+  };
+}
+
+function capOutputTokens(state: ReturnType<typeof stateOf>, cap: number): void {
+  const field = state.family === 'messages' ? 'max_tokens' : 'max_output_tokens';
+  const asked = state.body?.[field];
+  if (typeof asked === 'number' && asked <= cap) return;
+  state.body = { ...state.body, [field]: cap };
+  state.rawBody = setTopLevelNumber(state.rawBody as string, field, cap);
+  state.cappedOutputTokens = cap;
+}

@@ -1,0 +1,141 @@
+import {
+  ConditionalCheckFailedException,
+  QueryCommand,
+  ScanCommand,
+  UpdateItemCommand,
+  type AttributeValue,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
+import type { Usage } from '../observability/usage.ts';
+import { COUNTERS, dayPeriod, minutePeriod, parseDayPeriod, USAGE_TABLE, utcDay, type Counter } from './usage-table.ts';
+
+export type UsageTotals = Record<Counter, number>;
+
+export interface DayUsage extends UsageTotals {
+  keyId: string;
+  day: string;
+  model: string;
+}
+
+/**
+ * The one place that reads and writes the usage table. Every write is a single-item atomic
+ * `ADD`, so concurrent requests on any number of instances neither lose nor double-count.
+ */
+export class DynamoUsageStore {
+  readonly tableName: string;
+  readonly #client: DynamoDBClient;
+
+  constructor(tableName: string, client: DynamoDBClient) {
+    this.tableName = tableName;
+    this.#client = client;
+  }
+
+  /** Adds one request and its tokens to the key's counters for the day and model. */
+  async record(keyId: string, model: string, usage: Usage | undefined, at: Date): Promise<void> {
+    const values: Record<string, AttributeValue> = { ':one': { N: '1' }, ':at': { S: at.toISOString() } };
+    const adds = ['requests :one'];
+    for (const [counter, value] of [
+      ['inputTokens', usage?.inputTokens],
+      ['outputTokens', usage?.outputTokens],
+      ['cacheReadTokens', usage?.cacheReadTokens],
+      ['cacheWriteTokens', usage?.cacheWriteTokens],
+    ] as const) {
+      if (!value) continue;
+      values[`:${counter}`] = { N: String(value) };
+      adds.push(`${counter} :${counter}`);
+    }
+    await this.#client.send(
+      new UpdateItemCommand({
+        TableName: this.tableName,
+        Key: this.#key(keyId, dayPeriod(utcDay(at), model)),
+        UpdateExpression: `ADD ${adds.join(', ')} SET updatedAt = :at`,
+        ExpressionAttributeValues: values,
+      }),
+    );
+  }
+
+  /**
+   * Counts a request against a per-minute limit, atomically: false (and nothing counted) when
+   * the minute already holds `limit` requests.
+   */
+  async admitRequest(keyId: string, limit: number, at: Date): Promise<boolean> {
+    try {
+      await this.#client.send(
+        new UpdateItemCommand({
+          TableName: this.tableName,
+          Key: this.#key(keyId, minutePeriod(at)),
+          UpdateExpression: 'ADD requests :one SET expiresAt = :expires',
+          ConditionExpression: 'attribute_not_exists(requests) OR requests < :limit',
+          ExpressionAttributeValues: { ':one': { N: '1' }, ':limit': { N: String(limit) }, ':expires': { N: String(Math.floor(at.getTime() / 1000) + 3600) } },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  /** The key's day items from `fromDay` (inclusive) on, across models. */
+  async days(keyId: string, fromDay: string): Promise<DayUsage[]> {
+    const items: DayUsage[] = [];
+    let start: Record<string, AttributeValue> | undefined;
+    do {
+      const page = await this.#client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: '#key = :key AND #period BETWEEN :from AND :to',
+          ExpressionAttributeNames: { '#key': USAGE_TABLE.partitionKey, '#period': USAGE_TABLE.sortKey },
+          ExpressionAttributeValues: { ':key': { S: keyId }, ':from': { S: `DAY#${fromDay}` }, ':to': { S: 'DAY#~' } },
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        const parsed = toDayUsage(item);
+        if (parsed) items.push(parsed);
+      }
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return items;
+  }
+
+  /** Every key's day items from `fromDay` on (operator summaries; a Scan). */
+  async allDays(fromDay: string): Promise<DayUsage[]> {
+    const items: DayUsage[] = [];
+    let start: Record<string, AttributeValue> | undefined;
+    do {
+      const page = await this.#client.send(
+        new ScanCommand({
+          TableName: this.tableName,
+          FilterExpression: '#period >= :from AND begins_with(#period, :day)',
+          ExpressionAttributeNames: { '#period': USAGE_TABLE.sortKey },
+          ExpressionAttributeValues: { ':from': { S: `DAY#${fromDay}` }, ':day': { S: 'DAY#' } },
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        const parsed = toDayUsage(item);
+        if (parsed) items.push(parsed);
+      }
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return items;
+  }
+
+  #key(keyId: string, period: string): Record<string, AttributeValue> {
+    return { [USAGE_TABLE.partitionKey]: { S: keyId }, [USAGE_TABLE.sortKey]: { S: period } };
+  }
+}
+
+function toDayUsage(item: Record<string, AttributeValue>): DayUsage | undefined {
+  const period = parseDayPeriod(item[USAGE_TABLE.sortKey]?.S ?? '');
+  if (!period) return undefined;
+  const usage = { keyId: item[USAGE_TABLE.partitionKey]?.S ?? '', ...period } as DayUsage;
+  for (const counter of COUNTERS) usage[counter] = Number(item[counter]?.N ?? 0);
+  return usage;
+}
+
+/** Tokens a budget counts: everything the provider processed for the key. */
+export function totalTokens(usage: UsageTotals): number {
+  return usage.inputTokens + usage.outputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
+}

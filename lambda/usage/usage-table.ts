@@ -1,0 +1,34 @@
+/**
+ * The usage table's schema, shared by the CDK stack, the local embedded store, the gateway and
+ * the key CLI. Items are keyed by the key's public id (so a rotated key keeps its history) and a
+ * period string:
+ * - `DAY#2026-11-21#<model>`: requests and token counters of one key, model and UTC day;
+ * - `MIN#<epoch minute>`: requests in one minute, for requests-per-minute limits (expire via TTL).
+ */
+export const USAGE_TABLE = {
+  partitionKey: 'keyId',
+  sortKey: 'period',
+  ttlAttribute: 'expiresAt',
+} as const;
+
+export const COUNTERS = ['requests', 'inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens'] as const;
+export type Counter = (typeof COUNTERS)[number];
+
+/** One UTC day: `2026-11-21`. */
+export function utcDay(at: Date): string {
+  return at.toISOString().slice(0, 10);
+}
+
+export function dayPeriod(day: string, model: string): string {
+  return `DAY#${day}#${model}`;
+}
+
+export function minutePeriod(at: Date): string {
+  return `MIN#${Math.floor(at.getTime() / 60_000)}`;
+}
+
+/** Parses a day item's period back into its day and model. */
+export function parseDayPeriod(period: string): { day: string; model: string } | undefined {
+  const match = /^DAY#(\d{4}-\d{2}-\d{2})#(.*)$/.exec(period);
+  return match ? { day: match[1] as string, model: match[2] as string } : undefined;
+}

@@ -3,6 +3,7 @@ import type { GatewayDeps, HandlerResponse } from '../deps.ts';
 import type { RequestState } from '../request-state.ts';
 import { replaceTopLevelString, parseJsonObject } from '../formats/json-fields.ts';
 import { MessagesStreamObserver } from '../formats/messages/stream-observer.ts';
+import { modelNameRestorer } from '../formats/model-name.ts';
 import { ResponsesStreamObserver } from '../formats/responses/stream-observer.ts';
 import { fromMessagesUsage, fromResponsesUsage, isRecord } from '../observability/usage.ts';
 import { callUpstream, isTimeout } from '../upstream/call-upstream.ts';
@@ -57,7 +58,8 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
   const eventStream = response.headers.get('content-type')?.startsWith('text/event-stream') === true;
   if (response.ok && eventStream && response.body) {
     const observer = state.family === 'messages' ? new MessagesStreamObserver() : new ResponsesStreamObserver(`resp_${state.id}`);
-    const relayed = relayStream(response.body, new PassthroughProcessor(observer), {
+    const restore = upstreamModel === model ? undefined : modelNameRestorer(state.family, model);
+    const relayed = relayStream(response.body, new PassthroughProcessor(observer, restore), {
       ...relayHooks(state, abort, signal, deps),
       onEnd: (outcome) => {
         state.usage = observer.usage;
@@ -74,7 +76,8 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
   });
   if (response.ok) recordUsage(state, bytes);
   state.firstByteAt = Date.now();
-  return { statusCode: response.status, headers, body: bytesStream(bytes) };
+  const answer = response.ok && upstreamModel !== model ? restoreModelInJson(bytes, model) : bytes;
+  return { statusCode: response.status, headers, body: bytesStream(answer) };
 }
 
 /**
@@ -84,6 +87,12 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
  */
 function carriesForeignReasoning(type: string, rawBody: string): boolean {
   return type !== 'simulator' && rawBody.includes('"gw1.');
+}
+
+/** A JSON answer names the client's model (see model-name.ts); every other byte stays. */
+function restoreModelInJson(bytes: Uint8Array, model: string): Uint8Array {
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  return parseJsonObject(text) ? Buffer.from(replaceTopLevelString(text, 'model', model)) : bytes;
 }
 
 function recordUsage(state: RequestState, bytes: Uint8Array): void {

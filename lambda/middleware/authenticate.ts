@@ -44,7 +44,9 @@ export function authenticate(deps: GatewayDeps, cache: KeyCache): GatewayMiddlew
 }
 
 function invalidKey(): GatewayError {
-  return new GatewayError('authentication', 'Invalid API key. Send a key issued by this gateway as "Authorization: Bearer <key>" or "x-api-key: <key>".');
+  // Worded without "x-api-key": Claude Code answers any 401 mentioning it with "Not logged in ·
+  // Please run /login", which sends users the wrong way (seen with the real CLI).
+  return new GatewayError('authentication', 'Invalid API key: this gateway accepts only keys it issued (they start with gwk_), sent as a Bearer token.');
 }
 
 /**

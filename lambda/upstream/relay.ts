@@ -129,14 +129,27 @@ export class PassthroughProcessor implements StreamProcessor {
   readonly #splitter = new SseEventSplitter();
   readonly #observer: StreamObserver;
   readonly #onEvent: (event: Buffer) => void;
+  readonly #rewrite: ((event: Buffer) => Buffer | undefined) | undefined;
 
-  constructor(observer: StreamObserver) {
+  /** `rewrite` may replace single events (a route's model rename); without it bytes pass untouched. */
+  constructor(observer: StreamObserver, rewrite?: (event: Buffer) => Buffer | undefined) {
     this.#observer = observer;
     this.#onEvent = (event) => observer.event(event);
+    this.#rewrite = rewrite;
   }
 
   push(chunk: Uint8Array): Uint8Array | undefined {
-    return this.#splitter.push(chunk, this.#onEvent);
+    const rewrite = this.#rewrite;
+    if (!rewrite) return this.#splitter.push(chunk, this.#onEvent);
+    const parts: Buffer[] = [];
+    let changed = false;
+    const complete = this.#splitter.push(chunk, (event) => {
+      this.#observer.event(event);
+      const replaced = rewrite(event);
+      if (replaced) changed = true;
+      parts.push(replaced ?? event);
+    });
+    return changed ? Buffer.concat(parts) : complete;
   }
 
   end(): { bytes: Uint8Array | undefined; outcome: string } {

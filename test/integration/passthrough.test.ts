@@ -95,6 +95,20 @@ describe('Messages passthrough to an anthropic upstream', () => {
     expect(anthropicUpstream.requests.at(-1)!.body).toBe(body.replace('"team-claude"', '"claude-sonnet-5"'));
   });
 
+  test('a route rename is undone in the answer, streamed and not (Claude Code drops thinking otherwise)', async () => {
+    anthropicUpstream.reply(sendJson(200, fixture('anthropic/text.json')));
+    const json = await post('/first/v1/messages', JSON.stringify({ ...request, model: 'team-claude' }));
+    const text = await json.text();
+    expect(JSON.parse(text).model).toBe('team-claude');
+    expect(text).toBe(fixture('anthropic/text.json').replace('"model": "claude-sonnet-5"', '"model": "team-claude"'));
+    const stream = fixture('anthropic/thinking-tool-stream.sse');
+    anthropicUpstream.reply(sendSse(sseEvents(stream)));
+    const streamed = await (await post('/first/v1/messages', JSON.stringify({ ...request, model: 'team-claude', stream: true }))).text();
+    const [start, ...rest] = sseEvents(streamed);
+    expect(JSON.parse(start!.split('data: ')[1] as string).message.model).toBe('team-claude');
+    expect(rest.join('')).toBe(sseEvents(stream).slice(1).join(''));
+  });
+
   test('streaming: bytes arrive unchanged and the SDK stream helper assembles thinking and tool use', async () => {
     const stream = fixture('anthropic/thinking-tool-stream.sse');
     anthropicUpstream.reply(sendSse(sseEvents(stream)));

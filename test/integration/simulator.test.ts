@@ -12,6 +12,7 @@ beforeAll(async () => {
       upstreams: { sim: { type: 'simulator' }, paced: { type: 'simulator', delayMs: 40 } },
       routes: [
         { model: 'paced-*', upstream: 'paced' },
+        { model: 'renamed', upstream: 'sim', upstreamModel: 'sim-internal' },
         { model: 'claude-sonnet-5', upstream: 'sim' },
         { model: 'gpt-5.5', upstream: 'sim' },
         { model: '*', upstream: 'sim' },
@@ -65,6 +66,17 @@ describe('simulator through the Anthropic SDK', () => {
       ],
     });
     expect(second.content).toEqual([{ type: 'text', text: 'The tool returned: Sunny, 21C' }]);
+  });
+
+  test('answers the user even when a mid-conversation system message comes last (as Claude Code sends it), and names the client model on a renamed route', async () => {
+    const message = await anthropic.messages.create({ model: 'renamed', max_tokens: 50, messages: [{ role: 'user', content: 'Say hi' }, { role: 'system', content: 'Agents: claude' } as unknown as Anthropic.MessageParam] });
+    expect(message.content).toEqual([{ type: 'text', text: 'Hello from the gateway simulator. You said: Say hi' }]);
+    expect(message.model).toBe('renamed');
+    const streamed = await anthropic.messages.stream({ model: 'renamed', max_tokens: 50, messages: [{ role: 'user', content: 'Say hi' }] }).finalMessage();
+    expect(streamed.model).toBe('renamed');
+    const response = await openai.responses.stream({ model: 'renamed', input: [{ role: 'user', content: 'Say hi' }, { role: 'developer', content: 'Be brief.' }] }).finalResponse();
+    expect(response.model).toBe('renamed');
+    expect(response.output_text).toBe('Hello from the gateway simulator. You said: Say hi');
   });
 
   test('paced streams really stream: events arrive spread over time', async () => {
@@ -132,9 +144,9 @@ describe('simulator through the OpenAI SDK', () => {
 
   test('model lists in both shapes', async () => {
     const models = await openai.models.list();
-    expect(models.data.map((model) => model.id)).toEqual(['claude-sonnet-5', 'gpt-5.5']);
+    expect(models.data.map((model) => model.id)).toEqual(['renamed', 'claude-sonnet-5', 'gpt-5.5']);
     const claude = await anthropic.models.list();
-    expect(claude.data.map((model) => model.id)).toEqual(['claude-sonnet-5', 'gpt-5.5']);
-    expect(claude.data[0]).toMatchObject({ type: 'model', display_name: 'claude-sonnet-5' });
+    expect(claude.data.map((model) => model.id)).toEqual(['renamed', 'claude-sonnet-5', 'gpt-5.5']);
+    expect(claude.data[1]).toMatchObject({ type: 'model', display_name: 'claude-sonnet-5' });
   });
 });

@@ -7,11 +7,12 @@ const ROOT = new URL('../../', import.meta.url).pathname;
 
 /** Environment for child processes: no provider keys, no AWS endpoints beyond loopback. */
 export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env = { ...process.env, ...extra };
+  // Nothing inherited from the developer's shell; what the test passes explicitly wins.
+  const env = { ...process.env };
   delete env.ANTHROPIC_API_KEY;
   delete env.OPENAI_API_KEY;
   delete env.GATEWAY_CONFIG;
-  return env;
+  return { ...env, ...extra };
 }
 
 export function tempDir(prefix: string): string {

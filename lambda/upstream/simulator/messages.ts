@@ -4,7 +4,8 @@ import { contentText, outputTokens, planReply, type Conversation, type Simulator
 
 /** Reads what the simulator needs from a Messages request. */
 export function messagesConversation(body: Record<string, unknown>): Conversation {
-  const messages = Array.isArray(body.messages) ? body.messages.filter(isRecord) : [];
+  // Claude Code puts a mid-conversation `system` message after the user's turn.
+  const messages = Array.isArray(body.messages) ? body.messages.filter(isRecord).filter((message) => message.role !== 'system') : [];
   const last = messages.at(-1);
   const blocks = Array.isArray(last?.content) ? last.content.filter(isRecord) : [];
   const result = blocks.find((block) => block.type === 'tool_result');

@@ -8,7 +8,8 @@ const OUTPUT_TYPES = new Set(['function_call_output', 'custom_tool_call_output']
 /** Reads what the simulator needs from a Responses request. */
 export function responsesConversation(body: Record<string, unknown>): Conversation {
   const input = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : Array.isArray(body.input) ? body.input.filter(isRecord) : [];
-  const last = input.at(-1);
+  // Codex sends instructions as `developer` messages, sometimes after the user's turn.
+  const last = input.filter((item) => item.role !== 'developer' && item.role !== 'system').at(-1);
   const tools = (Array.isArray(body.tools) ? body.tools.filter(isRecord) : [])
     .filter((tool) => (tool.type === 'function' || tool.type === 'custom') && typeof tool.name === 'string')
     .map((tool) => ({ name: tool.name as string, schema: tool.parameters, custom: tool.type === 'custom' }));

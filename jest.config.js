@@ -3,6 +3,8 @@ export default {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
+  // The real-client suite needs a network namespace and its own config: npm run test:clients.
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/clients/'],
   extensionsToTreatAsEsm: ['.ts'],
   transform: { '^.+\\.ts$': '<rootDir>/test/support/esbuild-jest.cjs' },
   setupFiles: ['<rootDir>/test/support/setup-env.ts'],

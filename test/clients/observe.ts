@@ -1,0 +1,59 @@
+import type { ClientsEnvironment } from './environment.ts';
+import type { RouteSpec } from './routes.ts';
+import type { TapExchange } from './tap.ts';
+import type { ScriptedUpstream } from './upstream/scripted-upstream.ts';
+import { readRequest, type Item, type Json, type WireFormat, type WireRequest } from './upstream/wire.ts';
+
+/** What a scenario looks at after a CLI run: the tap (client side), the stub (upstream side), the gateway log. */
+
+export function stubOf(env: ClientsEnvironment, route: RouteSpec): ScriptedUpstream | undefined {
+  return route.stub ? env.stubs[route.stub] : undefined;
+}
+
+/** POSTs the client made to a path (query string ignored), in order. */
+export function tapPosts(env: ClientsEnvironment, path: string): TapExchange[] {
+  return env.tap.exchanges.filter((exchange) => exchange.method === 'POST' && exchange.url.split('?')[0] === path);
+}
+
+/** The client's model requests as seen by the tap, read in the client's format. */
+export function clientRequests(env: ClientsEnvironment, format: WireFormat, path: string): (WireRequest & { exchange: TapExchange; body: Json })[] {
+  return tapPosts(env, path).map((exchange) => {
+    const body = JSON.parse(exchange.body) as Json;
+    return { ...readRequest(format, body), exchange, body };
+  });
+}
+
+export function reasoningItems(request: WireRequest): Extract<Item, { type: 'reasoning' }>[] {
+  return request.items.filter((item): item is Extract<Item, { type: 'reasoning' }> => item.type === 'reasoning');
+}
+
+export function toolResults(request: WireRequest): Extract<Item, { type: 'tool_result' }>[] {
+  return request.items.filter((item): item is Extract<Item, { type: 'tool_result' }> => item.type === 'tool_result');
+}
+
+export function toolCalls(request: WireRequest): Extract<Item, { type: 'tool_call' }>[] {
+  return request.items.filter((item): item is Extract<Item, { type: 'tool_call' }> => item.type === 'tool_call');
+}
+
+/** Log lines for a model (the gateway writes one per request once its body has ended). */
+export function logsFor(env: ClientsEnvironment, model: string): Json[] {
+  return env.gatewayLogs().filter((line) => line.model === model);
+}
+
+/** Every header value an upstream saw, to check the gateway key never reaches it. */
+export function upstreamHeaderText(stub: ScriptedUpstream): string {
+  return stub.exchanges.map((exchange) => JSON.stringify(exchange.headers)).join('\n');
+}
+
+export async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** A short description of a CLI run for failure messages. */
+export function describeRun(run: { code: number | null; signal: string | null; durationMs: number; timedOut: boolean; stdout: string; stderr: string }): string {
+  return `exit ${run.code ?? run.signal} after ${run.durationMs} ms${run.timedOut ? ' (TIMED OUT)' : ''}\n--- stdout (end)\n${run.stdout.slice(-1500)}\n--- stderr (end)\n${run.stderr.slice(-1500)}`;
+}

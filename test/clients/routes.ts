@@ -1,0 +1,116 @@
+import type { WireFormat } from './upstream/wire.ts';
+
+/**
+ * Cross-format routes (Claude Code via a Responses or Chat Completions upstream, Codex via an
+ * Anthropic or Chat Completions upstream) go through lambda/translate/ and are run by default;
+ * `CROSS_FORMAT_READY=0 npm run test:clients` reports them as pending instead (a quicker run).
+ */
+export const CROSS_FORMAT_READY: boolean = process.env.CROSS_FORMAT_READY === undefined ? true : process.env.CROSS_FORMAT_READY === '1';
+
+export type Client = 'claude-code' | 'codex';
+export type RouteId = 'anthropic' | 'openai' | 'openai-chat' | 'simulator';
+export type StubName = 'anthropic' | 'openai' | 'chat';
+
+export interface RouteSpec {
+  id: RouteId;
+  /** Column heading in the conformance table. */
+  label: string;
+  /** The model name the CLI asks for. */
+  model: string;
+  /** What the upstream is asked for (a route rename), when not the simulator. */
+  upstreamModel: string | undefined;
+  /** Claude Code's second model (Explore subagent, ANTHROPIC_DEFAULT_HAIKU_MODEL) on this route. */
+  smallModel: string | undefined;
+  smallUpstreamModel: string | undefined;
+  /** A second name for the route whose upstream gets another name (a route rename, `upstreamModel`). */
+  alias: { model: string; upstreamModel: string } | undefined;
+  /** The scripted loopback upstream behind the route, or undefined for the built-in simulator. */
+  stub: StubName | undefined;
+  crossFormat: boolean;
+}
+
+export const STUB_FORMAT: Record<StubName, WireFormat> = { anthropic: 'messages', openai: 'responses', chat: 'chat' };
+
+// Same-format routes use provider model names unchanged (passthrough, byte for byte); the
+// `alias` names exercise a route rename. Cross-format routes always rename (different providers).
+export const CLAUDE_ROUTES: RouteSpec[] = [
+  {
+    id: 'anthropic',
+    label: 'anthropic upstream (same format)',
+    model: 'claude-sonnet-5',
+    upstreamModel: undefined,
+    smallModel: 'claude-haiku-4-5-20251001',
+    smallUpstreamModel: undefined,
+    alias: { model: 'claude-gw-team', upstreamModel: 'claude-sonnet-5' },
+    stub: 'anthropic',
+    crossFormat: false,
+  },
+  {
+    id: 'simulator',
+    label: 'simulator',
+    model: 'claude-gw-simulator',
+    upstreamModel: undefined,
+    smallModel: 'claude-gw-simulator-small',
+    smallUpstreamModel: undefined,
+    alias: { model: 'claude-gw-simulator-alias', upstreamModel: 'claude-simulated-upstream' },
+    stub: undefined,
+    crossFormat: false,
+  },
+  {
+    id: 'openai',
+    label: 'openai upstream (Responses)',
+    model: 'claude-gw-responses',
+    upstreamModel: 'gpt-5.5',
+    smallModel: 'claude-gw-responses-small',
+    smallUpstreamModel: 'gpt-5.5-mini',
+    alias: undefined,
+    stub: 'openai',
+    crossFormat: true,
+  },
+  {
+    id: 'openai-chat',
+    label: 'openai-chat upstream (Chat Completions)',
+    model: 'claude-gw-chat',
+    upstreamModel: 'local-coder',
+    smallModel: 'claude-gw-chat-small',
+    smallUpstreamModel: 'local-coder-small',
+    alias: undefined,
+    stub: 'chat',
+    crossFormat: true,
+  },
+];
+
+export const CODEX_ROUTES: RouteSpec[] = [
+  { id: 'openai', label: 'openai upstream (same format)', model: 'gpt-5.5', upstreamModel: undefined, smallModel: undefined, smallUpstreamModel: undefined, alias: { model: 'gpt-gw-team', upstreamModel: 'gpt-5.5' }, stub: 'openai', crossFormat: false },
+  { id: 'simulator', label: 'simulator', model: 'gpt-gw-simulator', upstreamModel: undefined, smallModel: undefined, smallUpstreamModel: undefined, alias: { model: 'gpt-gw-simulator-alias', upstreamModel: 'gpt-simulated-upstream' }, stub: undefined, crossFormat: false },
+  { id: 'anthropic', label: 'anthropic upstream (Messages)', model: 'gpt-gw-anthropic', upstreamModel: 'claude-sonnet-5', smallModel: undefined, smallUpstreamModel: undefined, alias: undefined, stub: 'anthropic', crossFormat: true },
+  { id: 'openai-chat', label: 'openai-chat upstream (Chat Completions)', model: 'gpt-gw-chat', upstreamModel: 'local-coder', smallModel: undefined, smallUpstreamModel: undefined, alias: undefined, stub: 'chat', crossFormat: true },
+];
+
+/** Upstream credentials the gateway holds (the CLIs never see them). The chat upstream has none, like a self-hosted server. */
+export const UPSTREAM_SECRETS = { STUB_ANTHROPIC_KEY: 'sk-ant-stub-upstream-secret', STUB_OPENAI_KEY: 'sk-stub-openai-upstream-secret' };
+
+/** The routing config file the suite gives `npm start` (GATEWAY_CONFIG). */
+export function routingConfig(stubUrls: Record<StubName, string>): unknown {
+  const routes: { model: string; upstream: string; upstreamModel?: string }[] = [];
+  for (const route of [...CLAUDE_ROUTES, ...CODEX_ROUTES]) {
+    const upstream = route.stub ?? 'sim';
+    routes.push({ model: route.model, upstream, ...(route.upstreamModel ? { upstreamModel: route.upstreamModel } : {}) });
+    if (route.smallModel) routes.push({ model: route.smallModel, upstream, ...(route.smallUpstreamModel ? { upstreamModel: route.smallUpstreamModel } : {}) });
+    if (route.alias) routes.push({ model: route.alias.model, upstream, upstreamModel: route.alias.upstreamModel });
+  }
+  return {
+    upstreams: {
+      anthropic: { type: 'anthropic', baseUrl: stubUrls.anthropic, apiKeyEnv: 'STUB_ANTHROPIC_KEY' },
+      openai: { type: 'openai', baseUrl: `${stubUrls.openai}/v1`, apiKeyEnv: 'STUB_OPENAI_KEY' },
+      chat: { type: 'openai-chat', baseUrl: `${stubUrls.chat}/v1` },
+      sim: { type: 'simulator' },
+    },
+    routes,
+  };
+}
+
+/** Every concrete Claude-looking model id the config lists (what Claude Code's discovery keeps). */
+export function listedClaudeModels(): string[] {
+  return [...CLAUDE_ROUTES, ...CODEX_ROUTES].flatMap((route) => [route.model, route.smallModel, route.alias?.model]).filter((id): id is string => id !== undefined && /^(claude|anthropic)/i.test(id));
+}

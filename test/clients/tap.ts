@@ -1,0 +1,94 @@
+import http, { type IncomingHttpHeaders } from 'node:http';
+import { listen } from '../support/gateway-harness.ts';
+
+/**
+ * A byte-transparent recording pass-through between a CLI and the gateway, on 127.0.0.1. It
+ * relays each request and streams each response back chunk by chunk as it arrives (a dropped
+ * gateway connection drops the client's), and keeps both sides: the suite asserts on what the
+ * real clients sent (e.g. a simulator's thinking signature coming back on the next turn, or that
+ * a rejected key was tried only once), which the gateway itself does not log.
+ */
+export interface TapExchange {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  status: number;
+  responseHeaders: IncomingHttpHeaders;
+  /** The response body as received so far (kept up to 1 MB). */
+  response: string;
+  startedAt: number;
+  endedAt: number | undefined;
+}
+
+const KEEP_BYTES = 1 << 20;
+
+export interface Tap {
+  url: string;
+  exchanges: TapExchange[];
+  reset(): void;
+  close(): Promise<void>;
+}
+
+export async function startTap(target: string): Promise<Tap> {
+  const exchanges: TapExchange[] = [];
+  const to = new URL(target);
+  const agent = new http.Agent({ keepAlive: true });
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const exchange: TapExchange = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: body.toString('utf8'),
+        status: 0,
+        responseHeaders: {},
+        response: '',
+        startedAt: Date.now(),
+        endedAt: undefined,
+      };
+      exchanges.push(exchange);
+      const headers = { ...req.headers, host: to.host };
+      const upstream = http.request({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers, agent }, (answer) => {
+        exchange.status = answer.statusCode ?? 0;
+        exchange.responseHeaders = answer.headers;
+        res.writeHead(exchange.status, answer.rawHeaders);
+        res.flushHeaders();
+        answer.on('data', (chunk: Buffer) => {
+          if (exchange.response.length < KEEP_BYTES) exchange.response += chunk.toString('utf8');
+          res.write(chunk);
+        });
+        answer.on('end', () => {
+          exchange.endedAt = Date.now();
+          res.end();
+        });
+        answer.on('error', () => res.destroy());
+        answer.on('aborted', () => res.destroy());
+      });
+      upstream.on('error', () => {
+        exchange.endedAt = Date.now();
+        res.destroy();
+      });
+      res.on('close', () => {
+        if (!res.writableFinished) upstream.destroy();
+      });
+      upstream.end(body);
+    });
+  });
+  const url = await listen(server);
+  return {
+    url,
+    exchanges,
+    reset: () => {
+      exchanges.length = 0;
+    },
+    async close() {
+      server.closeAllConnections();
+      agent.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}

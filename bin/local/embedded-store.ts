@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { CreateTableCommand, DynamoDBClient, ResourceInUseException } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DynamoDBClient, ResourceInUseException, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import { KEY_TABLE } from '../../lambda/auth/key-table.ts';
 import { USAGE_TABLE } from '../../lambda/usage/usage-table.ts';
@@ -44,48 +44,44 @@ export function localDynamoClient(endpoint: string): DynamoDBClient {
 }
 
 /** Creates the key table with the deployed stack's schema, unless it exists. */
-export async function ensureKeyTable(client: DynamoDBClient, tableName: string): Promise<void> {
-  try {
-    await client.send(
-      new CreateTableCommand({
-        TableName: tableName,
-        BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: [
-          { AttributeName: KEY_TABLE.partitionKey, AttributeType: 'S' },
-          { AttributeName: KEY_TABLE.idAttribute, AttributeType: 'S' },
-        ],
-        KeySchema: [{ AttributeName: KEY_TABLE.partitionKey, KeyType: 'HASH' }],
-        GlobalSecondaryIndexes: [
-          {
-            IndexName: KEY_TABLE.idIndex,
-            KeySchema: [{ AttributeName: KEY_TABLE.idAttribute, KeyType: 'HASH' }],
-            Projection: { ProjectionType: 'KEYS_ONLY' },
-          },
-        ],
-      }),
-    );
-  } catch (error) {
-    if (!(error instanceof ResourceInUseException)) throw error;
-  }
+export function ensureKeyTable(client: DynamoDBClient, tableName: string): Promise<void> {
+  return createUnlessExists(client, {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [
+      { AttributeName: KEY_TABLE.partitionKey, AttributeType: 'S' },
+      { AttributeName: KEY_TABLE.idAttribute, AttributeType: 'S' },
+    ],
+    KeySchema: [{ AttributeName: KEY_TABLE.partitionKey, KeyType: 'HASH' }],
+    GlobalSecondaryIndexes: [
+      {
+        IndexName: KEY_TABLE.idIndex,
+        KeySchema: [{ AttributeName: KEY_TABLE.idAttribute, KeyType: 'HASH' }],
+        Projection: { ProjectionType: 'KEYS_ONLY' },
+      },
+    ],
+  });
 }
 
 /** Creates the usage table with the deployed stack's schema, unless it exists. */
-export async function ensureUsageTable(client: DynamoDBClient, tableName: string): Promise<void> {
+export function ensureUsageTable(client: DynamoDBClient, tableName: string): Promise<void> {
+  return createUnlessExists(client, {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [
+      { AttributeName: USAGE_TABLE.partitionKey, AttributeType: 'S' },
+      { AttributeName: USAGE_TABLE.sortKey, AttributeType: 'S' },
+    ],
+    KeySchema: [
+      { AttributeName: USAGE_TABLE.partitionKey, KeyType: 'HASH' },
+      { AttributeName: USAGE_TABLE.sortKey, KeyType: 'RANGE' },
+    ],
+  });
+}
+
+async function createUnlessExists(client: DynamoDBClient, input: CreateTableCommandInput): Promise<void> {
   try {
-    await client.send(
-      new CreateTableCommand({
-        TableName: tableName,
-        BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: [
-          { AttributeName: USAGE_TABLE.partitionKey, AttributeType: 'S' },
-          { AttributeName: USAGE_TABLE.sortKey, AttributeType: 'S' },
-        ],
-        KeySchema: [
-          { AttributeName: USAGE_TABLE.partitionKey, KeyType: 'HASH' },
-          { AttributeName: USAGE_TABLE.sortKey, KeyType: 'RANGE' },
-        ],
-      }),
-    );
+    await client.send(new CreateTableCommand(input));
   } catch (error) {
     if (!(error instanceof ResourceInUseException)) throw error;
   }

@@ -77,11 +77,9 @@ export class DynamoUsageStore {
   }
 
   /** The key's day items from `fromDay` (inclusive) on, across models. */
-  async days(keyId: string, fromDay: string): Promise<DayUsage[]> {
-    const items: DayUsage[] = [];
-    let start: Record<string, AttributeValue> | undefined;
-    do {
-      const page = await this.#client.send(
+  days(keyId: string, fromDay: string): Promise<DayUsage[]> {
+    return this.#dayItems((start) =>
+      this.#client.send(
         new QueryCommand({
           TableName: this.tableName,
           KeyConditionExpression: '#key = :key AND #period BETWEEN :from AND :to',
@@ -89,22 +87,14 @@ export class DynamoUsageStore {
           ExpressionAttributeValues: { ':key': { S: keyId }, ':from': { S: `DAY#${fromDay}` }, ':to': { S: 'DAY#~' } },
           ExclusiveStartKey: start,
         }),
-      );
-      for (const item of page.Items ?? []) {
-        const parsed = toDayUsage(item);
-        if (parsed) items.push(parsed);
-      }
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return items;
+      ),
+    );
   }
 
   /** Every key's day items from `fromDay` on (operator summaries; a Scan). */
-  async allDays(fromDay: string): Promise<DayUsage[]> {
-    const items: DayUsage[] = [];
-    let start: Record<string, AttributeValue> | undefined;
-    do {
-      const page = await this.#client.send(
+  allDays(fromDay: string): Promise<DayUsage[]> {
+    return this.#dayItems((start) =>
+      this.#client.send(
         new ScanCommand({
           TableName: this.tableName,
           FilterExpression: '#period >= :from AND begins_with(#period, :day)',
@@ -112,12 +102,21 @@ export class DynamoUsageStore {
           ExpressionAttributeValues: { ':from': { S: `DAY#${fromDay}` }, ':day': { S: 'DAY#' } },
           ExclusiveStartKey: start,
         }),
-      );
-      for (const item of page.Items ?? []) {
+      ),
+    );
+  }
+
+  /** Reads every page of a Query or Scan and keeps its day items. */
+  async #dayItems(page: (start: Record<string, AttributeValue> | undefined) => Promise<{ Items?: Record<string, AttributeValue>[]; LastEvaluatedKey?: Record<string, AttributeValue> }>): Promise<DayUsage[]> {
+    const items: DayUsage[] = [];
+    let start: Record<string, AttributeValue> | undefined;
+    do {
+      const result = await page(start);
+      for (const item of result.Items ?? []) {
         const parsed = toDayUsage(item);
         if (parsed) items.push(parsed);
       }
-      start = page.LastEvaluatedKey;
+      start = result.LastEvaluatedKey;
     } while (start);
     return items;
   }

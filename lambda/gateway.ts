@@ -28,6 +28,7 @@ export function createGateway(deps: GatewayDeps) {
     async requestEnd(request) {
       const state = (request.context as Partial<GatewayContext>).gateway;
       if (!state) return;
+      for (const release of state.release) release();
       if (deps.usage && isMetered(state)) {
         const { usage, estimated } = chargeableUsage(state);
         if (estimated) state.usageEstimated = true;

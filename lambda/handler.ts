@@ -5,6 +5,7 @@ import { createRouter, parseRoutingConfig } from './config/routing.ts';
 import { settingsFromEnv } from './config/settings.ts';
 import { createGateway } from './gateway.ts';
 import { EnvCredentials, SecretsManagerCredentials } from './upstream/credentials.ts';
+import { nodeHttpFetch } from './upstream/node-http-fetch.ts';
 import { DynamoUsageStore } from './usage/usage-store.ts';
 
 /**
@@ -42,5 +43,5 @@ export const handler = createGateway({
   ...(usage ? { usage } : {}),
   settings: settingsFromEnv(env),
   log: env.GATEWAY_LOG === 'off' ? () => {} : onLambda ? (line) => console.log(line) : (line) => process.stdout.write(`${line}\n`),
-  fetch: (input, init) => fetch(input, init),
+  fetch: nodeHttpFetch,
 });

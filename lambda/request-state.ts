@@ -37,6 +37,8 @@ export interface RequestState {
   cause?: string;
   /** Work that must finish before the invocation ends (Lambda freezes whatever is left). */
   pending: Promise<unknown>[];
+  /** Cleanups to run once the response has ended (timers held for the stream's lifetime). */
+  release: (() => void)[];
 }
 
 export type GatewayContext = Context & { gateway: RequestState };

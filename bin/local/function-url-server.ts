@@ -50,7 +50,11 @@ async function invoke(handler: StreamingHandler, options: FunctionUrlServerOptio
       const rest = prelude.subarray(end + 8);
       prelude = undefined;
       res.writeHead(statusCode, cookies.length > 0 ? { ...headers, 'set-cookie': cookies } : headers);
-      res.flushHeaders();
+      // The head leaves with the first body bytes (one write, not two) when they follow in this
+      // event-loop turn, as a short answer's do; otherwise (a stream) it is flushed on its own.
+      setImmediate(() => {
+        if (!res.headersSent && !res.destroyed) res.flushHeaders();
+      });
       return write(res, rest, done);
     }
     if (!res.headersSent) res.writeHead(200, { 'content-type': stream.contentType });

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { GatewayError } from '../errors.ts';
 import type { GatewayDeps, HandlerResponse } from '../deps.ts';
 import type { RequestState } from '../request-state.ts';
@@ -7,6 +8,7 @@ import { modelNameRestorer } from '../formats/model-name.ts';
 import { ResponsesStreamObserver } from '../formats/responses/stream-observer.ts';
 import { fromMessagesUsage, fromResponsesUsage, isRecord } from '../observability/usage.ts';
 import { callUpstream, isTimeout } from '../upstream/call-upstream.ts';
+import { requestAbort } from '../upstream/request-abort.ts';
 import { clientResponseHeaders, upstreamRequestHeaders } from '../upstream/headers.ts';
 import { providerHeaders, speaksFamily, upstreamUrl, type Operation } from '../upstream/providers.ts';
 import { bytesStream, PassthroughProcessor, readBody, relayStream } from '../upstream/relay.ts';
@@ -33,8 +35,9 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
   }
 
   const body = upstreamModel === model ? (state.rawBody as string) : replaceTopLevelString(state.rawBody as string, 'model', upstreamModel);
-  const abort = new AbortController();
-  const signal = AbortSignal.any([abort.signal, AbortSignal.timeout(Math.max(1, state.deadline - Date.now()))]);
+  const abort = requestAbort(state.deadline);
+  state.release.push(abort.release);
+  const { signal } = abort;
   const streaming = state.body?.stream === true;
   let response: Response;
   if (upstream.type === 'simulator') {
@@ -46,7 +49,7 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
       url: upstreamUrl(upstream, operation),
       headers: { ...upstreamRequestHeaders(clientHeaders), ...providerHeaders(upstream, credential, clientHeaders) },
       body,
-      signal,
+      abort,
       firstByteTimeoutMs: streaming ? deps.settings.firstByteTimeoutMs : undefined,
       fetch: deps.fetch,
     });
@@ -77,7 +80,22 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
   if (response.ok) recordUsage(state, bytes);
   state.firstByteAt = Date.now();
   const answer = response.ok && upstreamModel !== model ? restoreModelInJson(bytes, model) : bytes;
-  return { statusCode: response.status, headers, body: bytesStream(answer) };
+  return { statusCode: response.status, headers, body: replyBody(answer) };
+}
+
+/** middy writes a string body without slicing it only up to this many UTF-16 units (#1189). */
+const ONE_WRITE_CHARS = 16_384;
+
+/**
+ * A whole answer as the handler body. middy writes a string straight to the response stream,
+ * while a stream body costs a web ReadableStream and a stream.pipeline per answer (about a
+ * tenth of the request's CPU, bench/). A string only when it encodes back to the very same
+ * bytes (valid UTF-8) and middy will not slice it (it cuts at 16,384 UTF-16 units, which could
+ * split a surrogate pair).
+ */
+function replyBody(bytes: Uint8Array): string | ReadableStream<Uint8Array> {
+  if (bytes.byteLength > ONE_WRITE_CHARS || !isUtf8(bytes)) return bytesStream(bytes);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
 }
 
 /**

@@ -5,6 +5,7 @@ import type { RequestState } from '../request-state.ts';
 import type { IrUsage } from '../translate/ir.ts';
 import { readUpstreamError, renderClientError, StreamTranslator, translateRequest } from '../translate/translator.ts';
 import { callUpstream, isTimeout } from '../upstream/call-upstream.ts';
+import { requestAbort } from '../upstream/request-abort.ts';
 import { clientResponseHeaders, upstreamRequestHeaders } from '../upstream/headers.ts';
 import { providerHeaders, upstreamFormat, upstreamUrl } from '../upstream/providers.ts';
 import { readBody, relayStream, type StreamProcessor } from '../upstream/relay.ts';
@@ -25,8 +26,9 @@ export async function forwardTranslated(state: RequestState, deps: GatewayDeps, 
   const translated = translateRequest(state.family, state.body ?? {}, format, { model: upstreamModel, ...(upstream.maxOutputTokens === undefined ? {} : { maxOutputTokens: upstream.maxOutputTokens }), maxTokensField: upstream.maxTokensField });
   if (translated.dropped.length > 0) state.dropped = translated.dropped;
 
-  const abort = new AbortController();
-  const signal = AbortSignal.any([abort.signal, AbortSignal.timeout(Math.max(1, state.deadline - Date.now()))]);
+  const abort = requestAbort(state.deadline);
+  state.release.push(abort.release);
+  const { signal } = abort;
   const credential = await deps.credentials.get(upstream);
   const forwarded = upstreamRequestHeaders(clientHeaders);
   // Another provider's protocol headers mean nothing upstream.
@@ -35,7 +37,7 @@ export async function forwardTranslated(state: RequestState, deps: GatewayDeps, 
     url: upstreamUrl(upstream, 'create'),
     headers: { ...forwarded, ...providerHeaders(upstream, credential, clientHeaders), accept: 'text/event-stream' },
     body: JSON.stringify(translated.body),
-    signal,
+    abort,
     firstByteTimeoutMs: deps.settings.firstByteTimeoutMs,
     fetch: deps.fetch,
   });

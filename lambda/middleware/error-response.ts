@@ -20,6 +20,7 @@ export function errorResponse(): GatewayMiddleware {
         family: familyOfPath(request.event?.rawPath ?? ''),
         deadline: Date.now(),
         pending: [],
+        release: [],
       });
       state.status = error.status;
       state.outcome = error.kind;

@@ -27,6 +27,7 @@ export function requestContext(settings: Settings): GatewayMiddleware {
         family: familyOfPath(event.rawPath),
         deadline: now + Math.max(1_000, remaining - settings.deadlineMarginMs),
         pending: [],
+        release: [],
       };
       context.gateway = state;
       if (settings.originSecret !== undefined && !sameSecret(event.headers['x-origin-verify'], settings.originSecret)) {

@@ -7,6 +7,7 @@ import { DEFAULT_SETTINGS, type Settings } from '../../lambda/config/settings.ts
 import { createGateway } from '../../lambda/gateway.ts';
 import type { GatewayDeps } from '../../lambda/deps.ts';
 import { EnvCredentials, type CredentialSource } from '../../lambda/upstream/credentials.ts';
+import { nodeHttpFetch } from '../../lambda/upstream/node-http-fetch.ts';
 import { ensureKeyTable, ensureUsageTable, localDynamoClient, startEmbeddedStore, type EmbeddedStore } from '../../bin/local/embedded-store.ts';
 import { DynamoUsageStore } from '../../lambda/usage/usage-store.ts';
 import { createFunctionUrlServer, type StreamingHandler } from '../../bin/local/function-url-server.ts';
@@ -62,7 +63,8 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
       rawLogs.push(line);
       logs.push(JSON.parse(line));
     },
-    fetch: options.fetch ?? ((input, init) => fetch(input, init)),
+    // The production upstream client, so tests exercise what deploys.
+    fetch: options.fetch ?? nodeHttpFetch,
   };
   const gatewayHandler = createGateway(deps) as unknown as StreamingHandler;
   // Invocations end after their response (usage is written in requestEnd): close() waits for them.

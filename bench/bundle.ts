@@ -1,0 +1,94 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { gzipSync } from 'node:zlib';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
+
+const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+/**
+ * The production build of the handler, made the way the stack deploys it (HANDLER_BUNDLING in
+ * lib/constructs/gateway-function.ts, which NodejsFunction turns into these esbuild options).
+ * Repeated here rather than imported because importing that module loads aws-cdk-lib (seconds).
+ */
+export const BUNDLE_OPTIONS = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node24',
+  minify: true,
+  sourcemap: true,
+  sourcesContent: false,
+  mainFields: ['module', 'main'],
+  // bundleAwsSDK: nothing is external, the SDK is inside the bundle.
+  external: [],
+  banner: { js: "import{createRequire as __cr}from'node:module';const require=__cr(import.meta.url);" },
+} as const satisfies esbuild.BuildOptions;
+
+export interface BuiltBundle {
+  dir: string;
+  path: string;
+  mapPath: string;
+  bytes: number;
+  gzipBytes: number;
+}
+
+/** Bundles lambda/handler.ts into a fresh temp dir (never into the repository). */
+export async function buildBundle(): Promise<BuiltBundle> {
+  const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
+  const path = join(dir, 'index.mjs');
+  await esbuild.build({ ...BUNDLE_OPTIONS, mainFields: [...BUNDLE_OPTIONS.mainFields], external: [], entryPoints: [join(ROOT, 'lambda/handler.ts')], absWorkingDir: ROOT, outfile: path, logLevel: 'warning' });
+  const code = readFileSync(path);
+  return { dir, path, mapPath: `${path}.map`, bytes: code.length, gzipBytes: gzipSync(code).length };
+}
+
+export function removeBundle(bundle: BuiltBundle): void {
+  rmSync(bundle.dir, { recursive: true, force: true });
+}
+
+/** Just enough environment for the handler module to evaluate (it reads config at import). */
+const IMPORT_ENV = {
+  GATEWAY_CONFIG_JSON: JSON.stringify({ upstreams: { s: { type: 'simulator' } }, routes: [{ model: '*', upstream: 's' }] }),
+  GATEWAY_KEYS_TABLE: 'bench-keys',
+  GATEWAY_LOG: 'off',
+  AWS_REGION: 'us-east-1',
+  AWS_EC2_METADATA_DISABLED: 'true',
+};
+
+// The Lambda runtime defines `awslambda` before loading the handler; middy calls it at import.
+const IMPORT_SCRIPT = (url: string) =>
+  `globalThis.awslambda={streamifyResponse:(h)=>h,HttpResponseStream:{from:(s)=>s}};` +
+  `const t=performance.now();await import(${JSON.stringify(url)});` +
+  `process.stdout.write(String(performance.now()-t));`;
+
+export interface ColdImport {
+  /** Time of `await import(bundle)` inside each fresh process, ms. */
+  importMs: number[];
+  /** Spawn to exit of the same processes, ms (includes Node's own start-up). */
+  processMs: number[];
+  /** Spawn to exit of `node -e ""`, ms: Node's start-up alone, for comparison. */
+  bareNodeMs: number[];
+}
+
+/** Imports the bundle in `count` fresh processes, one at a time, plus as many bare Node runs. */
+export async function measureColdImport(bundlePath: string, count: number): Promise<ColdImport> {
+  const result: ColdImport = { importMs: [], processMs: [], bareNodeMs: [] };
+  const env = { ...process.env, ...IMPORT_ENV };
+  const script = IMPORT_SCRIPT(new URL(`file://${bundlePath}`).href);
+  for (let i = 0; i < count; i++) {
+    let started = performance.now();
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { env, timeout: 30_000 });
+    result.processMs.push(performance.now() - started);
+    const importMs = Number(stdout);
+    if (!Number.isFinite(importMs)) throw new Error(`cold import printed "${stdout}"`);
+    result.importMs.push(importMs);
+    started = performance.now();
+    await run(process.execPath, ['-e', ''], { timeout: 30_000 });
+    result.bareNodeMs.push(performance.now() - started);
+  }
+  return result;
+}

@@ -1,7 +1,7 @@
 import type { Family } from '../routes.ts';
 import { parseJsonObject } from './json-fields.ts';
 import { isRecord } from '../observability/usage.ts';
-import { leadingEventName, parseSseEvent, sseEventType } from './sse/event-splitter.ts';
+import { eventTypeOf, parseSseEvent } from './sse/event-splitter.ts';
 
 /**
  * When a route renames the model, answers must name the model the client asked for: Claude Code
@@ -11,7 +11,7 @@ import { leadingEventName, parseSseEvent, sseEventType } from './sse/event-split
  */
 export function modelNameRestorer(family: Family, clientModel: string): (event: Buffer) => Buffer | undefined {
   return (event) => {
-    const type = leadingEventName(event) ?? sseEventType(parseSseEvent(event));
+    const type = eventTypeOf(event);
     const carrier = family === 'messages' ? (type === 'message_start' ? 'message' : undefined) : type?.startsWith('response.') ? 'response' : undefined;
     if (carrier === undefined) return undefined;
     const data = parseJsonObject(parseSseEvent(event).data);

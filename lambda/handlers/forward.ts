@@ -7,12 +7,11 @@ import { MessagesStreamObserver } from '../formats/messages/stream-observer.ts';
 import { modelNameRestorer } from '../formats/model-name.ts';
 import { ResponsesStreamObserver } from '../formats/responses/stream-observer.ts';
 import { fromMessagesUsage, fromResponsesUsage, isRecord } from '../observability/usage.ts';
-import { callUpstream, isTimeout } from '../upstream/call-upstream.ts';
-import { requestAbort } from '../upstream/request-abort.ts';
-import { clientResponseHeaders, upstreamRequestHeaders } from '../upstream/headers.ts';
-import { providerHeaders, speaksFamily, upstreamUrl, type Operation } from '../upstream/providers.ts';
+import { requestAbort, type RequestAbort } from '../upstream/request-abort.ts';
+import { clientResponseHeaders } from '../upstream/headers.ts';
+import { speaksFamily, type Operation } from '../upstream/providers.ts';
 import { bytesStream, PassthroughProcessor, readBody, relayStream } from '../upstream/relay.ts';
-import { relayHooks } from './relay-hooks.ts';
+import { incompleteBodyError, relayHooks, sendToUpstream } from './upstream-exchange.ts';
 import { simulate } from '../upstream/simulator/simulator.ts';
 import { countTokensLocally } from './count-tokens.ts';
 import { forwardTranslated } from './translated.ts';
@@ -35,26 +34,17 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
   }
 
   const body = upstreamModel === model ? (state.rawBody as string) : replaceTopLevelString(state.rawBody as string, 'model', upstreamModel);
-  const abort = requestAbort(state.deadline);
-  state.release.push(abort.release);
-  const { signal } = abort;
   const streaming = state.body?.stream === true;
   let response: Response;
+  let abort: RequestAbort;
   if (upstream.type === 'simulator') {
+    abort = requestAbort(state.deadline);
+    state.release.push(abort.release);
     const parsed = upstreamModel === model ? (state.body as Record<string, unknown>) : { ...state.body, model: upstreamModel };
-    response = simulate(state.family, parsed, upstream.delayMs, signal);
+    response = simulate(state.family, parsed, upstream.delayMs, abort.signal);
   } else {
-    const credential = await deps.credentials.get(upstream);
-    response = await callUpstream({
-      url: upstreamUrl(upstream, operation),
-      headers: { ...upstreamRequestHeaders(clientHeaders), ...providerHeaders(upstream, credential, clientHeaders) },
-      body,
-      abort,
-      firstByteTimeoutMs: streaming ? deps.settings.firstByteTimeoutMs : undefined,
-      fetch: deps.fetch,
-    });
+    ({ response, abort } = await sendToUpstream(state, deps, upstream, clientHeaders, { operation, body, firstByteTimeoutMs: streaming ? deps.settings.firstByteTimeoutMs : undefined }));
   }
-  if (response.status === 401) deps.credentials.invalidate();
 
   const headers = clientResponseHeaders(response.headers);
   state.status = response.status;
@@ -63,7 +53,7 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
     const observer = state.family === 'messages' ? new MessagesStreamObserver() : new ResponsesStreamObserver(`resp_${state.id}`);
     const restore = upstreamModel === model ? undefined : modelNameRestorer(state.family, model);
     const relayed = relayStream(response.body, new PassthroughProcessor(observer, restore), {
-      ...relayHooks(state, abort, signal, deps),
+      ...relayHooks(state, abort, deps),
       onEnd: (outcome) => {
         state.usage = observer.usage;
         state.outputBytes = observer.outputBytes;
@@ -74,8 +64,7 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
   }
 
   const bytes = await readBody(response).catch((error: unknown) => {
-    if (isTimeout(signal.reason)) throw new GatewayError('upstream_timeout', 'The upstream did not finish in time.', { cause: error });
-    throw new GatewayError('upstream_unreachable', 'The upstream connection failed before the response was complete.', { cause: error });
+    throw incompleteBodyError(error, abort);
   });
   if (response.ok) recordUsage(state, bytes);
   state.firstByteAt = Date.now();

@@ -4,12 +4,11 @@ import { GatewayError } from '../errors.ts';
 import type { RequestState } from '../request-state.ts';
 import type { IrUsage } from '../translate/ir.ts';
 import { readUpstreamError, renderClientError, StreamTranslator, translateRequest } from '../translate/translator.ts';
-import { callUpstream, isTimeout } from '../upstream/call-upstream.ts';
-import { requestAbort } from '../upstream/request-abort.ts';
-import { clientResponseHeaders, upstreamRequestHeaders } from '../upstream/headers.ts';
-import { providerHeaders, upstreamFormat, upstreamUrl } from '../upstream/providers.ts';
+import type { RequestAbort } from '../upstream/request-abort.ts';
+import { clientResponseHeaders } from '../upstream/headers.ts';
+import { upstreamFormat } from '../upstream/providers.ts';
 import { readBody, relayStream, type StreamProcessor } from '../upstream/relay.ts';
-import { relayHooks } from './relay-hooks.ts';
+import { incompleteBodyError, relayHooks, sendToUpstream } from './upstream-exchange.ts';
 
 const encoder = new TextEncoder();
 
@@ -26,22 +25,12 @@ export async function forwardTranslated(state: RequestState, deps: GatewayDeps, 
   const translated = translateRequest(state.family, state.body ?? {}, format, { model: upstreamModel, ...(upstream.maxOutputTokens === undefined ? {} : { maxOutputTokens: upstream.maxOutputTokens }), maxTokensField: upstream.maxTokensField });
   if (translated.dropped.length > 0) state.dropped = translated.dropped;
 
-  const abort = requestAbort(state.deadline);
-  state.release.push(abort.release);
-  const { signal } = abort;
-  const credential = await deps.credentials.get(upstream);
-  const forwarded = upstreamRequestHeaders(clientHeaders);
-  // Another provider's protocol headers mean nothing upstream.
-  if (upstream.type !== 'anthropic') for (const name of Object.keys(forwarded)) if (name.startsWith('anthropic-')) delete forwarded[name];
-  const response = await callUpstream({
-    url: upstreamUrl(upstream, 'create'),
-    headers: { ...forwarded, ...providerHeaders(upstream, credential, clientHeaders), accept: 'text/event-stream' },
+  const { response, abort } = await sendToUpstream(state, deps, upstream, clientHeaders, {
+    operation: 'create',
     body: JSON.stringify(translated.body),
-    abort,
+    headers: { accept: 'text/event-stream' },
     firstByteTimeoutMs: deps.settings.firstByteTimeoutMs,
-    fetch: deps.fetch,
   });
-  if (response.status === 401) deps.credentials.invalidate();
   const { 'content-type': _type, ...passed } = clientResponseHeaders(response.headers);
   const headers: Record<string, string> = translated.dropped.length > 0 ? { ...passed, 'x-gateway-dropped': translated.dropped.join(', ').replace(/[^\x20-\x7e]/g, '?') } : passed;
 
@@ -60,11 +49,11 @@ export async function forwardTranslated(state: RequestState, deps: GatewayDeps, 
     if (usage.inputTokens + usage.outputTokens + usage.cacheReadTokens + usage.cacheWriteTokens > 0) state.usage = toLogUsage(usage);
     state.outputBytes = translator.outputBytes;
   };
-  if (!translated.ir.stream) return collect(state, response.body, translator, signal, headers, recordUsage);
+  if (!translated.ir.stream) return collect(state, response.body, translator, abort, headers, recordUsage);
 
   state.status = 200;
   const body = relayStream(response.body, translationProcessor(translator), {
-    ...relayHooks(state, abort, signal, deps),
+    ...relayHooks(state, abort, deps),
     keepaliveMs: deps.settings.keepaliveMs,
     onEnd: (outcome) => {
       recordUsage();
@@ -92,15 +81,14 @@ function translationProcessor(translator: StreamTranslator): StreamProcessor {
 }
 
 /** Non-streaming clients: read the whole upstream stream, then answer with the result or a proper error status. */
-async function collect(state: RequestState, body: ReadableStream<Uint8Array>, translator: StreamTranslator, signal: AbortSignal, headers: Record<string, string>, recordUsage: () => void): Promise<HandlerResponse> {
+async function collect(state: RequestState, body: ReadableStream<Uint8Array>, translator: StreamTranslator, abort: RequestAbort, headers: Record<string, string>, recordUsage: () => void): Promise<HandlerResponse> {
   try {
     for await (const chunk of body) {
       translator.push(chunk);
       if (translator.finished) break;
     }
   } catch (error) {
-    if (isTimeout(signal.reason)) throw new GatewayError('upstream_timeout', 'The upstream did not finish in time.', { cause: error });
-    throw new GatewayError('upstream_unreachable', 'The upstream connection failed before the response was complete.', { cause: error });
+    throw incompleteBodyError(error, abort);
   }
   translator.end();
   recordUsage();

@@ -1,3 +1,5 @@
+import type { UpstreamType } from '../config/routing.ts';
+
 /**
  * Header hygiene in both directions.
  *
@@ -29,11 +31,13 @@ const DROP_TO_UPSTREAM = new Set([
 
 const DROP_PREFIXES = ['x-forwarded-', 'x-amzn-', 'x-amz-', 'cloudfront-'];
 
-export function upstreamRequestHeaders(client: Record<string, string | undefined>): Record<string, string> {
+export function upstreamRequestHeaders(client: Record<string, string | undefined>, upstreamType: UpstreamType): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(client)) {
     if (value === undefined || DROP_TO_UPSTREAM.has(name)) continue;
     if (DROP_PREFIXES.some((prefix) => name.startsWith(prefix))) continue;
+    // Anthropic's protocol headers (version, betas) mean nothing to another provider.
+    if (upstreamType !== 'anthropic' && name.startsWith('anthropic-')) continue;
     headers[name] = value;
   }
   return headers;

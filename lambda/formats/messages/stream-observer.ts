@@ -1,4 +1,4 @@
-import { leadingEventName, parseSseEvent, sseEventType } from '../sse/event-splitter.ts';
+import { eventTypeOf, parseSseEvent } from '../sse/event-splitter.ts';
 import type { StreamObserver } from '../stream-observer.ts';
 import { fromMessagesUsage, isRecord, type Usage } from '../../observability/usage.ts';
 import { parseJsonObject } from '../json-fields.ts';
@@ -17,8 +17,7 @@ export class MessagesStreamObserver implements StreamObserver {
   outputBytes = 0;
 
   event(bytes: Buffer): void {
-    const name = leadingEventName(bytes);
-    const type = name ?? sseEventType(parseSseEvent(bytes));
+    const type = eventTypeOf(bytes);
     if (type === 'content_block_delta') {
       // The event minus its envelope (~100 bytes): counted without parsing, for the hot path.
       this.outputBytes += Math.max(0, bytes.length - DELTA_ENVELOPE_BYTES);

@@ -1,4 +1,4 @@
-import { leadingEventName, parseSseEvent, sseEventType } from '../sse/event-splitter.ts';
+import { eventTypeOf, parseSseEvent } from '../sse/event-splitter.ts';
 import type { StreamObserver } from '../stream-observer.ts';
 import { fromResponsesUsage, isRecord, type Usage } from '../../observability/usage.ts';
 import { parseJsonObject } from '../json-fields.ts';
@@ -28,7 +28,7 @@ export class ResponsesStreamObserver implements StreamObserver {
 
   event(bytes: Buffer): void {
     this.#last = bytes;
-    const type = leadingEventName(bytes) ?? sseEventType(parseSseEvent(bytes));
+    const type = eventTypeOf(bytes);
     if (type?.endsWith('.delta') === true) {
       // The event minus its envelope (~160 bytes: ids, indexes, sequence number), unparsed.
       this.outputBytes += Math.max(0, bytes.length - DELTA_ENVELOPE_BYTES);

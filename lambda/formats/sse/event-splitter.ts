@@ -103,3 +103,8 @@ export function leadingEventName(bytes: Buffer): string | undefined {
   const start = bytes[6] === 32 ? 7 : 6;
   return bytes.toString('latin1', start, end);
 }
+
+/** An event's type from its bytes: the fast first-line `event:` read, else a full parse. */
+export function eventTypeOf(bytes: Buffer): string | undefined {
+  return leadingEventName(bytes) ?? sseEventType(parseSseEvent(bytes));
+}

@@ -269,6 +269,10 @@ export function runCodexTui(options: TuiOptions): Promise<CliRun & { transcript:
           write('\r');
           stage = 'waiting';
         });
+        // The TUI sometimes drops that Enter while it is still busy starting up: the prompt then
+        // stays in the composer and no turn starts (seen in full CI runs). Enter again a few times;
+        // on an empty composer, once the turn has started, Enter submits nothing.
+        for (const at of [4_800, 8_800, 12_800]) later(at, () => stage === 'waiting' && !options.done() && write('\r'));
       }
     });
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));

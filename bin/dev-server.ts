@@ -8,7 +8,7 @@ import { settingsFromEnv } from '../lambda/config/settings.ts';
 import { installAwsLambdaGlobal } from './local/awslambda-shim.ts';
 import { defaultRoutingConfig } from './local/default-config.ts';
 import { ensureKeyTable, ensureUsageTable, localDynamoClient, LOCAL_KEY_TABLE, LOCAL_USAGE_TABLE, startEmbeddedStore } from './local/embedded-store.ts';
-import { createFunctionUrlServer, type StreamingHandler } from './local/function-url-server.ts';
+import { createFunctionUrlServer, LOCAL_SERVER_DEFAULTS, type StreamingHandler } from './local/function-url-server.ts';
 import { setupText } from './local/setup-text.ts';
 import { removeStoreMarker, writeStoreMarker } from './local/store-access.ts';
 
@@ -39,25 +39,41 @@ const dynamo = localDynamoClient(store.endpoint);
 await ensureKeyTable(dynamo, LOCAL_KEY_TABLE);
 await ensureUsageTable(dynamo, LOCAL_USAGE_TABLE);
 
+// The tables are the embedded store's; the user's own AWS settings (credentials, region,
+// profile) are left alone, for upstreams that sign with them.
 Object.assign(env, {
   GATEWAY_CONFIG_JSON: JSON.stringify(config),
   GATEWAY_KEYS_TABLE: LOCAL_KEY_TABLE,
   GATEWAY_USAGE_TABLE: LOCAL_USAGE_TABLE,
-  AWS_ENDPOINT_URL_DYNAMODB: store.endpoint,
-  AWS_REGION: 'us-east-1',
-  AWS_ACCESS_KEY_ID: 'local',
-  AWS_SECRET_ACCESS_KEY: 'local',
-  AWS_EC2_METADATA_DISABLED: 'true',
+  GATEWAY_LOCAL_STORE_ENDPOINT: store.endpoint,
+  // A long-running server adds usage up and writes it every second (a kill -9 loses at most that).
+  GATEWAY_USAGE_FLUSH_MS: env.GATEWAY_USAGE_FLUSH_MS ?? '1000',
 });
 delete env.GATEWAY_UPSTREAM_SECRET;
 installAwsLambdaGlobal();
 // Imported only now: the module reads the environment and middy tags it at evaluation time.
-const { handler } = await import('../lambda/handler.ts');
+const { handler, flushUsage } = await import('../lambda/handler.ts');
 
+const positive = (name: string, fallback: number): number => {
+  const raw = env[name];
+  const value = raw === undefined || raw === '' ? fallback : Number(raw);
+  if (!Number.isFinite(value) || value <= 0) {
+    console.error(`${name} must be a positive number, got "${raw}"`);
+    process.exit(1);
+  }
+  return value;
+};
 const server = createFunctionUrlServer(handler as unknown as StreamingHandler, {
   maxBodyBytes: settingsFromEnv(env).maxBodyBytes,
   functionTimeoutMs: Number(env.GATEWAY_FUNCTION_TIMEOUT_SECONDS ?? 900) * 1000,
+  headersTimeoutMs: positive('GATEWAY_HEADERS_TIMEOUT_MS', LOCAL_SERVER_DEFAULTS.headersTimeoutMs),
+  requestTimeoutMs: positive('GATEWAY_REQUEST_TIMEOUT_MS', LOCAL_SERVER_DEFAULTS.requestTimeoutMs),
+  bodyIdleTimeoutMs: positive('GATEWAY_BODY_IDLE_TIMEOUT_MS', LOCAL_SERVER_DEFAULTS.bodyIdleTimeoutMs),
+  maxInflightBodyBytes: positive('GATEWAY_MAX_INFLIGHT_BODY_BYTES', LOCAL_SERVER_DEFAULTS.maxInflightBodyBytes),
+  clientStallTimeoutMs: positive('GATEWAY_CLIENT_STALL_TIMEOUT_MS', LOCAL_SERVER_DEFAULTS.clientStallTimeoutMs),
+  log: (line) => process.stdout.write(`${line}\n`),
 });
+const shutdownGraceMs = positive('GATEWAY_SHUTDOWN_GRACE_MS', 10_000);
 await new Promise<void>((done) => server.listen(port, host, done));
 const { port: actualPort } = server.address() as AddressInfo;
 const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
@@ -79,17 +95,26 @@ if (existing.length === 0) {
 }
 console.log('\nReady. One JSON log line per request follows; Ctrl+C stops.');
 
-/** Stops taking requests, lets running ones finish (their usage is written after the response), then closes the store. */
-function shutdown(): void {
+/**
+ * Stops taking requests and lets running ones finish for the grace period (streams still running
+ * then end with their format's error event), writes all usage held in memory, closes the store.
+ * A second signal skips the wait for running requests, never the usage write.
+ */
+let stopping: Promise<void> | undefined;
+function shutdown(signal: string): void {
+  if (stopping) {
+    console.log(`${signal} again: ending running requests now.`);
+    server.closeAllConnections();
+    return;
+  }
+  console.log(`${signal}: finishing ${server.inFlight} running request(s) (up to ${shutdownGraceMs / 1000} s), then writing usage.`);
   removeStoreMarker(dataDir);
-  const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-  server.closeIdleConnections();
-  const force = setTimeout(() => server.closeAllConnections(), 5_000);
-  void stopped.then(async () => {
-    clearTimeout(force);
+  stopping = (async () => {
+    await server.drain(shutdownGraceMs);
+    await flushUsage();
     await store.close();
     process.exit(0);
-  });
+  })();
 }
-process.once('SIGINT', shutdown);
-process.once('SIGTERM', shutdown);
+process.on('SIGINT', () => shutdown('SIGINT'));
+process.on('SIGTERM', () => shutdown('SIGTERM'));

@@ -2,7 +2,7 @@ import type { KeyRecord } from './auth/key-table.ts';
 import type { Router } from './config/routing.ts';
 import type { Settings } from './config/settings.ts';
 import type { CredentialSource } from './upstream/credentials.ts';
-import type { DynamoUsageStore } from './usage/usage-store.ts';
+import type { UsageRecorder } from './usage/usage-recorder.ts';
 
 /** The key-table operations the request path needs. */
 export interface KeyLookup {
@@ -16,7 +16,7 @@ export interface GatewayDeps {
   keys: KeyLookup;
   credentials: CredentialSource;
   /** Per-key usage metering and limits; without it nothing is metered and only the output ceiling applies. */
-  usage?: Pick<DynamoUsageStore, 'record' | 'admitRequest' | 'days'>;
+  usage?: Pick<UsageRecorder, 'record' | 'admitRequest' | 'days'>;
   settings: Settings;
   /** Receives one JSON line per request. */
   log: (line: string) => void;

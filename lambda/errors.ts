@@ -9,13 +9,17 @@ export type ErrorKind =
   | 'permission'
   | 'not_found'
   | 'method_not_allowed'
+  | 'request_timeout'
   | 'request_too_large'
+  | 'header_too_large'
   | 'unsupported_media_type'
   | 'upgrade_required'
   | 'rate_limit'
+  | 'client_closed'
   | 'not_implemented'
   | 'upstream_unreachable'
   | 'upstream_timeout'
+  | 'overloaded'
   | 'configuration'
   | 'internal';
 
@@ -35,13 +39,18 @@ const STATUS: Record<ErrorKind, number> = {
   permission: 403,
   not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   request_too_large: 413,
+  header_too_large: 431,
   unsupported_media_type: 415,
   upgrade_required: 426,
   rate_limit: 429,
+  // nginx's convention for "the client went away first": never sent, only logged.
+  client_closed: 499,
   not_implemented: 501,
   upstream_unreachable: 502,
   upstream_timeout: 504,
+  overloaded: 503,
   configuration: 500,
   internal: 500,
 };
@@ -54,6 +63,7 @@ const FINAL: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
   'not_found',
   'method_not_allowed',
   'request_too_large',
+  'header_too_large',
   'unsupported_media_type',
   'upgrade_required',
   'not_implemented',
@@ -83,4 +93,20 @@ export class GatewayError extends Error {
 export function toGatewayError(error: unknown): GatewayError {
   if (error instanceof GatewayError) return error;
   return new GatewayError('internal', 'The gateway failed to handle the request.', { cause: error });
+}
+
+/**
+ * The 413 both runtimes answer, in the same words: Lambda hands the gateway the whole body, the
+ * local server refuses from the announced length (or, for a chunked upload, as soon as it is
+ * over the limit, when the full size is not known).
+ */
+export function bodyTooLarge(size: number | undefined, limit: number): GatewayError {
+  const what = size === undefined ? `Request body is larger than ${limit} bytes` : `Request body is ${size} bytes`;
+  return new GatewayError('request_too_large', `${what}; the limit is ${limit} bytes.`);
+}
+
+/** Client-supplied text safe to echo in an error message: printable ASCII, bounded. */
+export function printable(text: string, max = 80): string {
+  const clean = text.replace(/[^\x20-\x7e]/g, '?');
+  return clean.length > max ? `${clean.slice(0, max)}...` : clean;
 }

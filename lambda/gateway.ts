@@ -3,24 +3,35 @@ import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
 import { KeyCache } from './auth/key-cache.ts';
 import type { GatewayDeps, HandlerResponse } from './deps.ts';
+import { toGatewayError, type GatewayError } from './errors.ts';
 import { dispatch } from './handlers/dispatch.ts';
 import { authenticate } from './middleware/authenticate.ts';
 import { enforceLimits } from './middleware/enforce-limits.ts';
 import { errorResponse } from './middleware/error-response.ts';
 import { parseBody } from './middleware/parse-body.ts';
 import { requestContext } from './middleware/request-context.ts';
+import type { GatewayMiddleware } from './middleware/types.ts';
 import { requestLogLine } from './observability/request-log.ts';
 import { stateOf, type GatewayContext } from './request-state.ts';
 import { chargeableUsage, isMetered } from './usage/metering.ts';
+
+type Request = Parameters<NonNullable<GatewayMiddleware['before']>>[0];
 
 /**
  * The gateway as a streaming Lambda handler: request context -> key -> body -> limits -> route;
  * usage is metered when the response has ended.
  * Built from explicit dependencies, so tests and the local server run exactly this pipeline.
+ *
+ * `preflight` runs the checks that need only the request line and headers (route, origin, key)
+ * without running the request: a runtime that receives bodies itself (the local server) uses it to
+ * refuse an unauthenticated upload before reading a byte of it. Lambda receives the whole request
+ * in its event and never calls it.
  */
 export function createGateway(deps: GatewayDeps) {
   const cache = new KeyCache(deps.settings.keyCacheSeconds);
-  return middy<LambdaFunctionURLEvent, HandlerResponse, Error, GatewayContext>({
+  const context = requestContext(deps.settings);
+  const auth = authenticate(deps, cache);
+  const handler = middy<LambdaFunctionURLEvent, HandlerResponse, Error, GatewayContext>({
     executionMode: executionModeStreamifyResponse,
     // The gateway keeps its own deadline (it must also bound the streaming phase).
     timeoutEarlyInMillis: 0,
@@ -28,25 +39,45 @@ export function createGateway(deps: GatewayDeps) {
     async requestEnd(request) {
       const state = (request.context as Partial<GatewayContext>).gateway;
       if (!state) return;
+      state.respondedAt = Date.now();
       for (const release of state.release) release();
       if (deps.usage && isMetered(state)) {
         const { usage, estimated } = chargeableUsage(state);
         if (estimated) state.usageEstimated = true;
         state.usage = usage;
         state.pending.push(
-          deps.usage.record(state.key?.id as string, state.model as string, usage, new Date()).catch((error: unknown) => {
-            state.usageRecordFailed = error instanceof Error ? error.message : String(error);
-          }),
+          deps.usage.record(state.key?.id as string, state.model as string, usage, new Date()).then(
+            () => (state.usageWriteMs = Date.now() - (state.respondedAt as number)),
+            (error: unknown) => {
+              state.usageRecordFailed = error instanceof Error ? error.message : String(error);
+            },
+          ),
         );
       }
       await Promise.allSettled(state.pending);
-      deps.log(requestLogLine(state, Date.now()));
+      deps.log(requestLogLine(state));
     },
   })
-    .use(requestContext(deps.settings))
-    .use(authenticate(deps, cache))
+    .use(context)
+    .use(auth)
     .use(parseBody(deps.settings))
     .use(enforceLimits(deps))
     .use(errorResponse())
     .handler((event, context) => dispatch(event, stateOf(context), deps));
+
+  return Object.assign(handler, {
+    async preflight(event: LambdaFunctionURLEvent): Promise<GatewayError | undefined> {
+      const request = { event, context: {} as GatewayContext, response: undefined, error: undefined, internal: {} } as unknown as Request;
+      try {
+        await context.before?.(request);
+        await auth.before?.(request);
+        return undefined;
+      } catch (error) {
+        return toGatewayError(error);
+      } finally {
+        // The key check may have started a `lastUsedAt` stamp: nothing outlives the call.
+        await Promise.allSettled(request.context.gateway?.pending ?? []);
+      }
+    },
+  });
 }

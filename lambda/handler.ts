@@ -6,6 +6,7 @@ import { settingsFromEnv } from './config/settings.ts';
 import { createGateway } from './gateway.ts';
 import { EnvCredentials, SecretsManagerCredentials } from './upstream/credentials.ts';
 import { nodeHttpFetch } from './upstream/node-http-fetch.ts';
+import { UsageRecorder } from './usage/usage-recorder.ts';
 import { DynamoUsageStore } from './usage/usage-store.ts';
 
 /**
@@ -17,6 +18,8 @@ import { DynamoUsageStore } from './usage/usage-store.ts';
  *   other than the output-token ceiling are not enforced
  * - GATEWAY_UPSTREAM_SECRET: Secrets Manager id of the upstream keys; without it, keys come
  *   from the environment variables the upstreams name (local runs)
+ * - GATEWAY_LOCAL_STORE_ENDPOINT: npm start's embedded store; the tables are read there with
+ *   its own placeholder credentials, so the user's AWS credentials stay theirs (for upstreams)
  * - GATEWAY_* tuning variables: see config/settings.ts
  */
 const env = process.env;
@@ -27,21 +30,36 @@ function required(name: string): string {
   return value;
 }
 
+const settings = settingsFromEnv(env);
 const router = createRouter(parseRoutingConfig(JSON.parse(required('GATEWAY_CONFIG_JSON'))));
-const dynamo = new DynamoDBClient({ maxAttempts: 2 });
+const localStore = env.GATEWAY_LOCAL_STORE_ENDPOINT;
+const dynamo = localStore
+  ? new DynamoDBClient({ endpoint: localStore, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 2 })
+  : new DynamoDBClient({ maxAttempts: 2 });
 const keys = new DynamoKeyStore(required('GATEWAY_KEYS_TABLE'), dynamo);
-const usage = env.GATEWAY_USAGE_TABLE ? new DynamoUsageStore(env.GATEWAY_USAGE_TABLE, dynamo) : undefined;
+const onLambda = env.AWS_LAMBDA_FUNCTION_NAME !== undefined;
+const log = env.GATEWAY_LOG === 'off' ? () => {} : onLambda ? (line: string) => console.log(line) : (line: string) => process.stdout.write(`${line}\n`);
+const usage = env.GATEWAY_USAGE_TABLE
+  ? new UsageRecorder(new DynamoUsageStore(env.GATEWAY_USAGE_TABLE, dynamo), {
+      flushMs: settings.usageFlushMs,
+      onWriteError: (error, items) => log(JSON.stringify({ level: 'error', msg: 'usage write failed; kept for the next flush', items, cause: error instanceof Error ? error.message : String(error) })),
+    })
+  : undefined;
 const credentials = env.GATEWAY_UPSTREAM_SECRET
   ? new SecretsManagerCredentials(env.GATEWAY_UPSTREAM_SECRET, new SecretsManagerClient({}))
   : new EnvCredentials(env);
-const onLambda = env.AWS_LAMBDA_FUNCTION_NAME !== undefined;
 
 export const handler = createGateway({
   router,
   keys,
   credentials,
   ...(usage ? { usage } : {}),
-  settings: settingsFromEnv(env),
-  log: env.GATEWAY_LOG === 'off' ? () => {} : onLambda ? (line) => console.log(line) : (line) => process.stdout.write(`${line}\n`),
+  settings,
+  log,
   fetch: nodeHttpFetch,
 });
+
+/** Writes the usage still held in memory (npm start calls it before it exits; on Lambda nothing is ever held). */
+export async function flushUsage(): Promise<void> {
+  await usage?.close();
+}

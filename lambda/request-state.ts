@@ -1,5 +1,6 @@
 import type { Context } from 'aws-lambda';
 import type { KeyRecord } from './auth/key-table.ts';
+import type { GatewayError } from './errors.ts';
 import type { Family, Route } from './routes.ts';
 import type { Usage } from './observability/usage.ts';
 
@@ -10,6 +11,8 @@ export interface RequestState {
   family: Family;
   /** Epoch ms by which the response must be complete. */
   deadline: number;
+  /** Aborted by the runtime when the invocation must stop early (see RuntimeSignals). */
+  abandon?: AbortSignal;
   route?: Route;
   key?: KeyRecord;
   /** The request body exactly as received (for byte-for-byte passthrough). */
@@ -20,6 +23,10 @@ export interface RequestState {
   upstreamModel?: string;
   status?: number;
   firstByteAt?: number;
+  /** When the response had been handed to the runtime in full (the client's latency ends here). */
+  respondedAt?: number;
+  /** How long the usage write took (on Lambda it runs before the invocation ends). */
+  usageWriteMs?: number;
   usage?: Usage;
   /** The usage was (partly) estimated: the stream ended before its final usage. */
   usageEstimated?: boolean;
@@ -41,7 +48,21 @@ export interface RequestState {
   release: (() => void)[];
 }
 
-export type GatewayContext = Context & { gateway: RequestState };
+/** Why a runtime abandons an invocation: the client left, stopped reading, or the server is stopping. */
+export type AbandonReason = 'client_closed' | 'client_stalled' | 'shutdown';
+
+/**
+ * What a runtime that can see the client connection adds to the invocation context. The local
+ * server (bin/local) does; Lambda cannot see disconnects, so there neither is ever set.
+ */
+export interface RuntimeSignals {
+  /** Aborted with an AbandonReason when the invocation must stop early. */
+  abandon?: AbortSignal;
+  /** An answer decided before the handler ran (body too large, body timeout, overload, a header-time 401). */
+  refusal?: GatewayError;
+}
+
+export type GatewayContext = Context & RuntimeSignals & { gateway: RequestState };
 
 export function stateOf(context: Context): RequestState {
   return (context as GatewayContext).gateway;

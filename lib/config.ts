@@ -67,7 +67,8 @@ const TuningSchema = z.strictObject({
   upstreamIdleTimeoutMs: z.optional(z.int().min(1)),
   keepaliveMs: z.optional(z.int().min(1)),
   lastUsedIntervalSeconds: z.optional(z.int().min(0)),
-} satisfies Record<Exclude<keyof Settings, 'originSecret'>, z.ZodType>);
+  // usageFlushMs stays 0 on Lambda: an invocation must not end with usage unwritten.
+} satisfies Record<Exclude<keyof Settings, 'originSecret' | 'usageFlushMs'>, z.ZodType>);
 
 const GatewayContextSchema = z
   .strictObject({

@@ -19,6 +19,11 @@ export interface Settings {
   lastUsedIntervalSeconds: number;
   /** When set, requests must carry `x-origin-verify` with this value (CloudFront in front). */
   originSecret: string | undefined;
+  /**
+   * 0 (Lambda): each request's usage is written before its invocation ends. Above 0 (npm start):
+   * usage is added up per key, model and day and written at this interval.
+   */
+  usageFlushMs: number;
 }
 
 export const DEFAULT_SETTINGS: Settings = {
@@ -30,6 +35,7 @@ export const DEFAULT_SETTINGS: Settings = {
   keepaliveMs: 15_000,
   lastUsedIntervalSeconds: 300,
   originSecret: undefined,
+  usageFlushMs: 0,
 };
 
 export function settingsFromEnv(env: NodeJS.ProcessEnv): Settings {
@@ -42,6 +48,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv): Settings {
     keepaliveMs: number(env, 'GATEWAY_KEEPALIVE_MS', DEFAULT_SETTINGS.keepaliveMs),
     lastUsedIntervalSeconds: number(env, 'GATEWAY_LAST_USED_INTERVAL_SECONDS', DEFAULT_SETTINGS.lastUsedIntervalSeconds),
     originSecret: env.GATEWAY_ORIGIN_SECRET || undefined,
+    usageFlushMs: number(env, 'GATEWAY_USAGE_FLUSH_MS', DEFAULT_SETTINGS.usageFlushMs),
   };
 }
 

@@ -38,7 +38,7 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
   let response: Response;
   let abort: RequestAbort;
   if (upstream.type === 'simulator') {
-    abort = requestAbort(state.deadline);
+    abort = requestAbort(state.deadline, state.abandon);
     state.release.push(abort.release);
     const parsed = upstreamModel === model ? (state.body as Record<string, unknown>) : { ...state.body, model: upstreamModel };
     response = simulate(state.family, parsed, upstream.delayMs, abort.signal);

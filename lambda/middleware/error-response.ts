@@ -1,6 +1,5 @@
 import { toGatewayError } from '../errors.ts';
-import { messagesErrorBody } from '../formats/messages/errors.ts';
-import { responsesErrorBody } from '../formats/responses/errors.ts';
+import { errorBody } from '../formats/error-body.ts';
 import { familyOfPath } from '../routes.ts';
 import type { RequestState } from '../request-state.ts';
 import type { GatewayMiddleware } from './types.ts';
@@ -23,10 +22,10 @@ export function errorResponse(): GatewayMiddleware {
         release: [],
       });
       state.status = error.status;
-      state.outcome = error.kind;
+      // Whatever failed after the runtime abandoned the request failed because of that.
+      state.outcome = state.abandon?.aborted ? String(state.abandon.reason) : error.kind;
       if (error.status >= 500 && error.cause instanceof Error) state.cause = error.cause.message;
-      const body = state.family === 'messages' ? messagesErrorBody(error, state.id) : responsesErrorBody(error);
-      return identify(state, { statusCode: error.status, headers: { 'content-type': 'application/json', ...error.headers }, body });
+      return identify(state, { statusCode: error.status, headers: { 'content-type': 'application/json', ...error.headers }, body: errorBody(state.family, error, state.id) });
     },
   };
 }

@@ -29,13 +29,26 @@ export function requestContext(settings: Settings): GatewayMiddleware {
         pending: [],
         release: [],
       };
+      if (context.abandon !== undefined) state.abandon = context.abandon;
       context.gateway = state;
+      if (context.refusal !== undefined) {
+        state.route = routeIfAny(event.requestContext.http.method, event.rawPath);
+        throw context.refusal;
+      }
       if (settings.originSecret !== undefined && !sameSecret(event.headers['x-origin-verify'], settings.originSecret)) {
         throw new GatewayError('permission', 'Requests must use the gateway custom domain.');
       }
       state.route = resolveRoute(event.requestContext.http.method, event.rawPath);
     },
   };
+}
+
+function routeIfAny(method: string, rawPath: string) {
+  try {
+    return resolveRoute(method, rawPath);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Constant-time comparison (of digests, so lengths never leak either). */

@@ -4,7 +4,8 @@ import type { RequestState } from '../request-state.ts';
  * The one log line per request. It carries ids, routing, timings and token counts, and never a
  * prompt, a reply, a key or a credential: keys are named by their public id only.
  */
-export function requestLogLine(state: RequestState, endedAt: number): string {
+export function requestLogLine(state: RequestState): string {
+  const respondedAt = state.respondedAt ?? Date.now();
   return JSON.stringify({
     level: (state.status ?? 500) >= 500 ? 'error' : 'info',
     msg: 'request',
@@ -16,10 +17,12 @@ export function requestLogLine(state: RequestState, endedAt: number): string {
     upstreamModel: state.upstreamModel === state.model ? undefined : state.upstreamModel,
     status: state.status,
     outcome: state.outcome ?? 'ok',
-    latencyMs: endedAt - state.startedAt,
+    // The client's latency: until the response was handed over, not until usage was written.
+    latencyMs: respondedAt - state.startedAt,
     ttfbMs: state.firstByteAt === undefined ? undefined : state.firstByteAt - state.startedAt,
     usage: state.usage,
     usageEstimated: state.usageEstimated,
+    usageWriteMs: state.usageWriteMs,
     usageRecordFailed: state.usageRecordFailed,
     dropped: state.dropped,
     cappedOutputTokens: state.cappedOutputTokens,

@@ -1,5 +1,5 @@
 import { GatewayError } from '../errors.ts';
-import type { RequestAbort } from './request-abort.ts';
+import { abandonedError, isAbandonReason, type RequestAbort } from './request-abort.ts';
 
 export interface UpstreamRequest {
   url: string;
@@ -35,6 +35,7 @@ export async function callUpstream(request: UpstreamRequest): Promise<Response> 
     if (reason === FIRST_BYTE_TIMEOUT || isTimeout(reason)) {
       throw new GatewayError('upstream_timeout', 'The upstream did not respond in time.', { cause: error });
     }
+    if (isAbandonReason(reason)) throw abandonedError(reason, error);
     if (abort.signal.aborted) throw new GatewayError('internal', 'The request was abandoned.', { cause: error });
     throw new GatewayError('upstream_unreachable', 'The upstream could not be reached.', { cause: error });
   } finally {

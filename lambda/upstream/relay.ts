@@ -24,6 +24,8 @@ export interface RelayHooks {
   abortUpstream(reason: string): void;
   /** Classifies a failure: the outcome to log and the client-facing text (never internals). */
   describeFailure(error: unknown): { outcome: string; message: string };
+  /** The outcome of a stream the client side cancelled (default `client_closed`). */
+  describeCancel?(): string;
   /** Send the processor's keepalive after this much silence towards the client. */
   keepaliveMs?: number;
   /** Fail the stream when the upstream sends nothing for this long (keepalives must not hide a dead upstream). */
@@ -44,7 +46,9 @@ export function relayStream(source: ReadableStream<Uint8Array>, processor: Strea
   let controller: ReadableStreamDefaultController<Uint8Array>;
   let started = false;
   let ended = false;
-  let lastUpstream = Date.now();
+  // Set while a read of the upstream is outstanding: only then is the upstream the one keeping the
+  // client waiting. A client that stops reading stops the reads, and must not be blamed on it.
+  let waitingSince: number | undefined;
   let lastClient = Date.now();
   let timer: ReturnType<typeof setInterval> | undefined;
 
@@ -67,7 +71,7 @@ export function relayStream(source: ReadableStream<Uint8Array>, processor: Strea
   };
   const watch = () => {
     const now = Date.now();
-    if (hooks.idleTimeoutMs !== undefined && now - lastUpstream >= hooks.idleTimeoutMs) {
+    if (hooks.idleTimeoutMs !== undefined && waitingSince !== undefined && now - waitingSince >= hooks.idleTimeoutMs) {
       hooks.abortUpstream('upstream idle');
       end('upstream_idle', processor.fail(`The upstream sent nothing for ${Math.round(hooks.idleTimeoutMs / 1000)} s.`));
     } else if (hooks.keepaliveMs !== undefined && processor.keepalive && now - lastClient >= hooks.keepaliveMs) {
@@ -88,6 +92,7 @@ export function relayStream(source: ReadableStream<Uint8Array>, processor: Strea
       async pull() {
         for (;;) {
           let result: Awaited<ReturnType<typeof reader.read>>;
+          waitingSince = Date.now();
           try {
             result = await reader.read();
           } catch (error) {
@@ -97,6 +102,8 @@ export function relayStream(source: ReadableStream<Uint8Array>, processor: Strea
             const { outcome, message } = hooks.describeFailure(error);
             end(outcome, processor.fail(message));
             return;
+          } finally {
+            waitingSince = undefined;
           }
           if (ended) return;
           if (result.done) {
@@ -104,7 +111,6 @@ export function relayStream(source: ReadableStream<Uint8Array>, processor: Strea
             end(finished.outcome, finished.bytes);
             return;
           }
-          lastUpstream = Date.now();
           const bytes = processor.push(result.value);
           if (bytes) {
             emit(bytes);
@@ -115,7 +121,7 @@ export function relayStream(source: ReadableStream<Uint8Array>, processor: Strea
       cancel(reason) {
         ended = true;
         if (timer !== undefined) clearInterval(timer);
-        hooks.onEnd('client_closed');
+        hooks.onEnd(hooks.describeCancel?.() ?? 'client_closed');
         hooks.abortUpstream(String(reason ?? 'client closed'));
         reader.cancel(reason).catch(() => {});
       },

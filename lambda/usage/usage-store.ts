@@ -6,8 +6,7 @@ import {
   type AttributeValue,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
-import type { Usage } from '../observability/usage.ts';
-import { COUNTERS, dayPeriod, minutePeriod, parseDayPeriod, USAGE_TABLE, utcDay, type Counter } from './usage-table.ts';
+import { COUNTERS, dayPeriod, minutePeriod, parseDayPeriod, USAGE_TABLE, type Counter } from './usage-table.ts';
 
 export type UsageTotals = Record<Counter, number>;
 
@@ -30,24 +29,24 @@ export class DynamoUsageStore {
     this.#client = client;
   }
 
-  /** Adds one request and its tokens to the key's counters for the day and model. */
-  async record(keyId: string, model: string, usage: Usage | undefined, at: Date): Promise<void> {
-    const values: Record<string, AttributeValue> = { ':one': { N: '1' }, ':at': { S: at.toISOString() } };
-    const adds = ['requests :one'];
-    for (const [counter, value] of [
-      ['inputTokens', usage?.inputTokens],
-      ['outputTokens', usage?.outputTokens],
-      ['cacheReadTokens', usage?.cacheReadTokens],
-      ['cacheWriteTokens', usage?.cacheWriteTokens],
-    ] as const) {
+  /**
+   * Adds counters to one key/model/day item in a single atomic `ADD` (one request's usage, or
+   * many requests' added up by the UsageRecorder). Zero counters are left out of the update.
+   */
+  async add(keyId: string, day: string, model: string, counters: Partial<UsageTotals>, at: Date): Promise<void> {
+    const values: Record<string, AttributeValue> = { ':at': { S: at.toISOString() } };
+    const adds: string[] = [];
+    for (const counter of COUNTERS) {
+      const value = counters[counter];
       if (!value) continue;
       values[`:${counter}`] = { N: String(value) };
       adds.push(`${counter} :${counter}`);
     }
+    if (adds.length === 0) return;
     await this.#client.send(
       new UpdateItemCommand({
         TableName: this.tableName,
-        Key: this.#key(keyId, dayPeriod(utcDay(at), model)),
+        Key: this.#key(keyId, dayPeriod(day, model)),
         UpdateExpression: `ADD ${adds.join(', ')} SET updatedAt = :at`,
         ExpressionAttributeValues: values,
       }),

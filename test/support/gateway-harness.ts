@@ -10,7 +10,8 @@ import { EnvCredentials, type CredentialSource } from '../../lambda/upstream/cre
 import { nodeHttpFetch } from '../../lambda/upstream/node-http-fetch.ts';
 import { ensureKeyTable, ensureUsageTable, localDynamoClient, startEmbeddedStore, type EmbeddedStore } from '../../bin/local/embedded-store.ts';
 import { DynamoUsageStore } from '../../lambda/usage/usage-store.ts';
-import { createFunctionUrlServer, type StreamingHandler } from '../../bin/local/function-url-server.ts';
+import { UsageRecorder } from '../../lambda/usage/usage-recorder.ts';
+import { createFunctionUrlServer, type FunctionUrlServer, type FunctionUrlServerOptions, type StreamingHandler } from '../../bin/local/function-url-server.ts';
 
 export interface HarnessOptions {
   config: unknown;
@@ -22,16 +23,21 @@ export interface HarnessOptions {
   fetch?: typeof fetch;
   /** Another gateway instance's tables: both instances then share keys, usage and limits (as Lambda instances do). */
   shareStoreWith?: Harness;
+  /** The local server's limits and timeouts (bin/local/function-url-server.ts). */
+  server?: Partial<Omit<FunctionUrlServerOptions, 'maxBodyBytes' | 'functionTimeoutMs'>>;
 }
 
 export interface Harness {
   url: string;
   store: DynamoKeyStore;
   usage: DynamoUsageStore;
+  /** What the gateway records through (batched when `settings.usageFlushMs` > 0). */
+  recorder: UsageRecorder;
   /** Log lines the gateway wrote, parsed. */
   logs: Record<string, unknown>[];
   rawLogs: string[];
   storeInfo: { endpoint: string; keyTable: string; usageTable: string };
+  server: FunctionUrlServer;
   issueKey(request?: Partial<KeyRequest>): Promise<{ key: string; id: string }>;
   close(): Promise<void>;
 }
@@ -51,14 +57,16 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
   }
   const store = new DynamoKeyStore(storeInfo.keyTable, dynamo);
   const usage = new DynamoUsageStore(storeInfo.usageTable, dynamo);
+  const settings = { ...DEFAULT_SETTINGS, ...options.settings };
+  const recorder = new UsageRecorder(usage, { flushMs: settings.usageFlushMs });
   const rawLogs: string[] = [];
   const logs: Record<string, unknown>[] = [];
   const deps: GatewayDeps = {
     router: createRouter(parseRoutingConfig(options.config)),
     keys: store,
     credentials: options.credentials ?? new EnvCredentials(options.env ?? {}),
-    usage,
-    settings: { ...DEFAULT_SETTINGS, ...options.settings },
+    usage: recorder,
+    settings,
     log: (line) => {
       rawLogs.push(line);
       logs.push(JSON.parse(line));
@@ -66,18 +74,13 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
     // The production upstream client, so tests exercise what deploys.
     fetch: options.fetch ?? nodeHttpFetch,
   };
-  const gatewayHandler = createGateway(deps) as unknown as StreamingHandler;
-  // Invocations end after their response (usage is written in requestEnd): close() waits for them.
-  let inFlight = 0;
-  const handler: StreamingHandler = async (event, stream, context) => {
-    inFlight++;
-    try {
-      return await gatewayHandler(event, stream, context);
-    } finally {
-      inFlight--;
-    }
-  };
+  const handler = createGateway(deps) as unknown as StreamingHandler;
   const server = createFunctionUrlServer(handler, {
+    ...options.server,
+    log: (line) => {
+      rawLogs.push(line);
+      logs.push(JSON.parse(line));
+    },
     maxBodyBytes: deps.settings.maxBodyBytes,
     functionTimeoutMs: options.functionTimeoutMs ?? 900_000,
   });
@@ -86,7 +89,9 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
     url,
     store,
     usage,
+    recorder,
     storeInfo,
+    server,
     logs,
     rawLogs,
     async issueKey(request = {}) {
@@ -95,7 +100,9 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
       return { key, id: record.id };
     },
     async close() {
-      for (const until = Date.now() + 5_000; inFlight > 0 && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 10));
+      // Invocations end after their response (usage is written in requestEnd): wait for them.
+      for (const until = Date.now() + 5_000; server.inFlight > 0 && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 10));
+      await recorder.close();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
       dynamo.destroy();

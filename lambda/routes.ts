@@ -1,4 +1,4 @@
-import { GatewayError } from './errors.ts';
+import { GatewayError, printable } from './errors.ts';
 
 /** The two wire formats clients speak; they pick error envelopes and stream framing. */
 export type Family = 'messages' | 'responses';
@@ -9,6 +9,8 @@ export type RouteName =
   | 'messages_models'
   | 'probe'
   | 'responses'
+  | 'responses_input_tokens'
+  | 'responses_compact'
   | 'responses_models'
   | 'responses_websocket';
 
@@ -27,19 +29,38 @@ const TABLE: Record<'first' | 'second', Readonly<Record<string, MethodTable>>> =
     '/messages': { POST: 'messages' },
     '/messages/count_tokens': { POST: 'count_tokens' },
     '/models': { GET: 'messages_models' },
+    // Claude Code's start-up probe of a gateway (its LLM-gateway protocol).
+    '/api/hello': { HEAD: 'probe', GET: 'probe' },
   },
   second: {
     '': { HEAD: 'probe', GET: 'probe' },
     '/responses': { POST: 'responses', GET: 'responses_websocket' },
+    '/responses/input_tokens': { POST: 'responses_input_tokens' },
+    '/responses/compact': { POST: 'responses_compact' },
     '/models': { GET: 'responses_models' },
   },
 };
 
 const PREFIX = /^\/(first|second)(\/.*)?$/;
+const FAMILY_PREFIX = /^\/+first(\/|$)/i;
 
-/** The format a path's errors are rendered in: `/first` speaks Messages, all else Responses. */
+/**
+ * The format a path's errors are rendered in: `/first` speaks Messages, all else Responses. Read
+ * leniently (repeated slashes, any case), so a path that is refused is refused in the format its
+ * client speaks.
+ */
 export function familyOfPath(rawPath: string): Family {
-  return PREFIX.exec(rawPath)?.[1] === 'first' ? 'messages' : 'responses';
+  return FAMILY_PREFIX.test(rawPath) ? 'messages' : 'responses';
+}
+
+/**
+ * Repeated slashes are one (`//first/v1/messages` is served; base addresses with a trailing slash
+ * produce them). Dot segments, raw or percent-encoded, are refused: the two runtimes do not
+ * agree on resolving them (Lambda passes the path as sent).
+ */
+function normalizePath(rawPath: string): string | undefined {
+  const path = rawPath.replace(/\/{2,}/g, '/');
+  return /(^|\/)(\.|%2e){1,2}(\/|$)/i.test(path) ? undefined : path;
 }
 
 /**
@@ -50,19 +71,20 @@ export function familyOfPath(rawPath: string): Family {
  * also makes `/second/responses` an alias of `/second/v1/responses`.
  */
 export function resolveRoute(method: string, rawPath: string): Route {
-  const match = PREFIX.exec(rawPath);
+  const path = normalizePath(rawPath);
+  const match = path === undefined ? null : PREFIX.exec(path);
   if (!match) {
-    throw new GatewayError('not_found', `No route for ${method} ${rawPath}. The endpoints are POST /first/v1/messages and POST /second/v1/responses.`);
+    throw new GatewayError('not_found', `No route for ${printable(method, 16)} ${printable(rawPath, 200)}. The endpoints are POST /first/v1/messages and POST /second/v1/responses.`);
   }
   const prefix = match[1] as 'first' | 'second';
   let rest = (match[2] ?? '').replace(/\/+$/, '');
   for (let i = 0; i < 2 && (rest === '/v1' || rest.startsWith('/v1/')); i++) rest = rest.slice(3);
   const methods = TABLE[prefix][rest];
-  if (!methods) throw new GatewayError('not_found', `No route for ${method} ${rawPath}.`);
+  if (!methods) throw new GatewayError('not_found', `No route for ${printable(method, 16)} ${printable(rawPath, 200)}.`);
   const name = methods[method];
   if (!name) {
     const allow = Object.keys(methods).join(', ');
-    throw new GatewayError('method_not_allowed', `Method ${method} is not allowed on ${rawPath}; allowed: ${allow}.`, { headers: { allow } });
+    throw new GatewayError('method_not_allowed', `Method ${printable(method, 16)} is not allowed on ${printable(rawPath, 200)}; allowed: ${allow}.`, { headers: { allow } });
   }
   return { name, family: prefix === 'first' ? 'messages' : 'responses' };
 }

@@ -67,14 +67,17 @@ function findTopLevelValue(json: string, key: string): Span | undefined {
   return found;
 }
 
-/** Index just past the string literal that opens at `start`. */
+/** Index just past the string literal that opens at `start` (jumps quote to quote: prompts are mostly string). */
 function skipString(json: string, start: number): number {
-  for (let i = start + 1; i < json.length; i++) {
-    const c = json.charCodeAt(i);
-    if (c === 92 /* \ */) i++;
-    else if (c === 34) return i + 1;
+  let from = start + 1;
+  for (;;) {
+    const quote = json.indexOf('"', from);
+    if (quote === -1) return json.length;
+    let escapes = 0;
+    for (let j = quote - 1; json.charCodeAt(j) === 92 /* \ */; j--) escapes++;
+    if (escapes % 2 === 0) return quote + 1;
+    from = quote + 1;
   }
-  return json.length;
 }
 
 function skipWhitespace(json: string, start: number): number {
@@ -107,6 +110,58 @@ export function parseJsonObject(text: string): Record<string, unknown> | undefin
   try {
     const value: unknown = JSON.parse(text);
     return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface JsonShape {
+  /** The nesting depth passed `maxDepth` (the scan stopped there). */
+  tooDeep: boolean;
+  /** The first of the watched top-level members that appears twice. */
+  duplicate?: string;
+}
+
+/**
+ * One pass over a JSON text, before it is parsed: its nesting depth (code that walks the parsed
+ * value recursively must not meet a 100,000-deep document) and duplicates among `watched`
+ * top-level members. JSON.parse keeps the last of two members and another parser may keep the
+ * first, so a duplicated `model` could be routed and limited as one model and served as another.
+ */
+export function scanJsonShape(json: string, maxDepth: number, watched: ReadonlySet<string>): JsonShape {
+  let depth = 0;
+  let expectKey = false;
+  const seen = new Set<string>();
+  for (let i = 0; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (c === 34 /* " */) {
+      const end = skipString(json, i);
+      if (depth === 1 && expectKey) {
+        expectKey = false;
+        const key = json.slice(i + 1, end - 1);
+        // Watched names have no escapes; an escaped spelling is decoded to compare.
+        const name = key.includes('\\') ? safeParseString(json.slice(i, end)) : key;
+        if (name !== undefined && watched.has(name)) {
+          if (seen.has(name)) return { tooDeep: false, duplicate: name };
+          seen.add(name);
+        }
+      }
+      i = end - 1;
+    } else if (c === 123 /* { */ || c === 91 /* [ */) {
+      if (++depth > maxDepth) return { tooDeep: true };
+      expectKey = c === 123 && depth === 1;
+    } else if (c === 125 /* } */ || c === 93 /* ] */) {
+      depth--;
+    } else if (c === 44 /* , */ && depth === 1) {
+      expectKey = true;
+    }
+  }
+  return { tooDeep: false };
+}
+
+function safeParseString(literal: string): string | undefined {
+  try {
+    return JSON.parse(literal) as string;
   } catch {
     return undefined;
   }

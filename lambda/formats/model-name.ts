@@ -1,7 +1,12 @@
+import * as z from 'zod/mini';
 import type { Family } from '../routes.ts';
 import { parseJsonObject } from './json-fields.ts';
 import { isRecord } from '../observability/usage.ts';
 import { eventTypeOf, parseSseEvent } from './sse/event-splitter.ts';
+
+/** Model names are short; a bound keeps hostile ones out of routing, logs and metrics. */
+export const MAX_MODEL_NAME = 256;
+export const ModelName = z.string().check(z.minLength(1), z.maxLength(MAX_MODEL_NAME));
 
 /**
  * When a route renames the model, answers must name the model the client asked for: Claude Code

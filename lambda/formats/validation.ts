@@ -25,7 +25,7 @@ function describeIssue(issue: Issue, value: unknown): string {
     case 'too_small':
       return issue.origin === 'string' && issue.minimum === 1 ? 'String should not be empty' : `Input should be at least ${issue.minimum}`;
     case 'too_big':
-      return `Input should be at most ${issue.maximum}`;
+      return issue.origin === 'string' ? `String should have at most ${issue.maximum} characters` : `Input should be at most ${issue.maximum}`;
     case 'invalid_union': {
       const expected = issue.errors.flatMap((errors) => errors.map((inner) => (inner.code === 'invalid_type' ? inner.expected : undefined))).filter(Boolean);
       return expected.length > 0 ? `Input should be ${expected.map((type) => article(String(type))).join(' or ')}` : 'Invalid input';

@@ -17,6 +17,10 @@ function run(event: LambdaFunctionURLEvent, state: RequestState, deps: GatewayDe
       return forward(state, deps, 'create', event.headers);
     case 'count_tokens':
       return forward(state, deps, 'count_tokens', event.headers);
+    case 'responses_input_tokens':
+      return forward(state, deps, 'input_tokens', event.headers);
+    case 'responses_compact':
+      return forward(state, deps, 'compact', event.headers);
     case 'messages_models':
       return listMessagesModels(deps.router, state);
     case 'responses_models':

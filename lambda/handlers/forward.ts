@@ -9,7 +9,7 @@ import { ResponsesStreamObserver } from '../formats/responses/stream-observer.ts
 import { fromMessagesUsage, fromResponsesUsage, isRecord } from '../observability/usage.ts';
 import { requestAbort, type RequestAbort } from '../upstream/request-abort.ts';
 import { clientResponseHeaders } from '../upstream/headers.ts';
-import { speaksFamily, type Operation } from '../upstream/providers.ts';
+import { servesOperation, speaksFamily, type Operation } from '../upstream/providers.ts';
 import { bytesStream, PassthroughProcessor, readBody, relayStream } from '../upstream/relay.ts';
 import { incompleteBodyError, relayHooks, sendToUpstream } from './upstream-exchange.ts';
 import { simulate } from '../upstream/simulator/simulator.ts';
@@ -28,8 +28,11 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
   const { upstream, upstreamModel } = match;
   state.upstream = upstream.name;
   state.upstreamModel = upstreamModel;
-  if (operation === 'count_tokens' && upstream.type !== 'anthropic') return countTokensLocally(state);
-  if (!speaksFamily(upstream.type, state.family) || carriesForeignReasoning(upstream.type, state.rawBody as string)) {
+  if (!servesOperation(upstream.type, operation)) {
+    if (operation !== 'compact') return countTokensLocally(state);
+    throw new GatewayError('not_implemented', `Remote compaction (/responses/compact) is served by OpenAI upstreams only; "${model}" routes to a ${upstream.type} upstream. Codex compacts locally with a custom provider.`);
+  }
+  if (operation === 'create' && (!speaksFamily(upstream.type, state.family) || carriesForeignReasoning(upstream.type, state.rawBody as string))) {
     return forwardTranslated(state, deps, upstream, upstreamModel, clientHeaders);
   }
 

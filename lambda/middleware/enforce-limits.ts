@@ -3,6 +3,7 @@ import { GatewayError } from '../errors.ts';
 import { setTopLevelNumber } from '../formats/json-fields.ts';
 import { stateOf } from '../request-state.ts';
 import { exhaustedBudget, monthStart, secondsUntilNextMinute } from '../usage/limits.ts';
+import { runsModel } from '../usage/metering.ts';
 import type { GatewayMiddleware } from './types.ts';
 
 /**
@@ -16,8 +17,7 @@ export function enforceLimits(deps: GatewayDeps): GatewayMiddleware {
     async before(request) {
       const state = stateOf(request.context);
       const limits = state.key?.limits;
-      const name = state.route?.name;
-      if (!limits || !state.key || (name !== 'messages' && name !== 'responses')) return;
+      if (!limits || !state.key || !runsModel(state)) return;
       const now = new Date();
       if (deps.usage && (limits.tokensPerDay !== undefined || limits.tokensPerMonth !== undefined)) {
         const exhausted = exhaustedBudget(limits, await deps.usage.days(state.key.id, monthStart(now)), now);
@@ -33,7 +33,7 @@ export function enforceLimits(deps: GatewayDeps): GatewayMiddleware {
           headers: { 'retry-after': String(secondsUntilNextMinute(now)) },
         });
       }
-      if (limits.maxOutputTokens !== undefined) capOutputTokens(state, limits.maxOutputTokens);
+      if (limits.maxOutputTokens !== undefined && state.route?.name !== 'responses_compact') capOutputTokens(state, limits.maxOutputTokens);
     },
   };
 }

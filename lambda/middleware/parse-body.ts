@@ -1,9 +1,11 @@
 import type * as z from 'zod/mini';
 import type { Settings } from '../config/settings.ts';
 import { globToRegExp, matchesAny } from '../config/glob.ts';
-import { GatewayError } from '../errors.ts';
+import { bodyTooLarge, GatewayError, printable } from '../errors.ts';
+import { scanJsonShape } from '../formats/json-fields.ts';
 import { CountTokensRequest, MessagesRequest } from '../formats/messages/schema.ts';
-import { ResponsesRequest } from '../formats/responses/schema.ts';
+import { requestBodyText } from '../formats/request-body.ts';
+import { ResponsesInputTokensRequest, ResponsesRequest } from '../formats/responses/schema.ts';
 import { validateBody } from '../formats/validation.ts';
 import { isRecord } from '../observability/usage.ts';
 import type { RouteName } from '../routes.ts';
@@ -14,34 +16,46 @@ const SCHEMAS: Partial<Record<RouteName, z.ZodMiniType>> = {
   messages: MessagesRequest,
   count_tokens: CountTokensRequest,
   responses: ResponsesRequest,
+  responses_input_tokens: ResponsesInputTokensRequest,
+  responses_compact: ResponsesInputTokensRequest,
 };
+
+/** Deeper than any real request (tool schemas nest a few dozen levels at most); far below what recursion can take. */
+export const MAX_JSON_DEPTH = 128;
+
+/** Members that decide routing, streaming or limits: a second copy could be read differently upstream. */
+const DECISIVE_MEMBERS: ReadonlySet<string> = new Set(['model', 'stream', 'max_tokens', 'max_output_tokens']);
 
 /**
  * Reads and validates the JSON body of POST routes, then checks the key's model allowlist.
  * Only the fields the gateway reads are validated; the raw text is kept for passthrough.
+ * Hostile shapes are refused before anything walks them: compressed bodies are decoded with a
+ * size cap, and nesting depth and duplicated decisive members are checked before parsing.
  */
 export function parseBody(settings: Settings): GatewayMiddleware {
   return {
-    before(request) {
+    async before(request) {
       const state = stateOf(request.context);
       const schema = state.route && SCHEMAS[state.route.name];
       if (!schema) return;
       const { headers, body = '', isBase64Encoded } = request.event;
       const type = headers['content-type'];
       if (type !== undefined && !/^application\/(.+\+)?json\s*(;|$)/i.test(type)) {
-        throw new GatewayError('unsupported_media_type', `Content-Type must be application/json, got "${type}".`);
+        throw new GatewayError('unsupported_media_type', `Content-Type must be application/json, got "${printable(type)}".`);
       }
       // UTF-8 takes at most 3 bytes per UTF-16 unit: measure exactly only near the limit.
       const size = isBase64Encoded ? Math.floor((body.length * 3) / 4) : body.length * 3 <= settings.maxBodyBytes ? body.length : Buffer.byteLength(body);
-      if (size > settings.maxBodyBytes) {
-        throw new GatewayError('request_too_large', `Request body is ${size} bytes; the limit is ${settings.maxBodyBytes} bytes.`);
-      }
-      const text = isBase64Encoded ? Buffer.from(body, 'base64').toString('utf8') : body;
+      if (size > settings.maxBodyBytes) throw bodyTooLarge(size, settings.maxBodyBytes);
+      const text = await requestBodyText(body, isBase64Encoded, headers['content-encoding'], settings.maxBodyBytes);
+      const shape = scanJsonShape(text, MAX_JSON_DEPTH, DECISIVE_MEMBERS);
+      if (shape.tooDeep) throw new GatewayError('invalid_request', `Request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
+      if (shape.duplicate) throw new GatewayError('invalid_request', `Request body has "${shape.duplicate}" more than once.`, { param: shape.duplicate });
       let parsed: unknown;
       try {
         parsed = JSON.parse(text);
       } catch (error) {
-        throw new GatewayError('invalid_request', `Request body is not valid JSON: ${(error as Error).message}`);
+        // The parser's message may quote the input: keep it printable and short.
+        throw new GatewayError('invalid_request', `Request body is not valid JSON: ${printable((error as Error).message, 120)}`);
       }
       if (!isRecord(parsed)) throw new GatewayError('invalid_request', 'Request body must be a JSON object.');
       validateBody(schema, parsed);

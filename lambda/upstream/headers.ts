@@ -23,6 +23,8 @@ const DROP_TO_UPSTREAM = new Set([
   'transfer-encoding',
   'upgrade',
   'accept-encoding',
+  // The body goes upstream decoded (parse-body undoes any Content-Encoding).
+  'content-encoding',
   'x-origin-verify',
   'forwarded',
   'via',

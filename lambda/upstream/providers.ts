@@ -1,8 +1,23 @@
 import type { Upstream, UpstreamType } from '../config/routing.ts';
 import type { Family } from '../routes.ts';
 
-/** What each upstream type speaks, where to send it, and how it authenticates. */
-export type Operation = 'create' | 'count_tokens';
+/**
+ * What each upstream type speaks, where to send it, and how it authenticates.
+ * Operations: `create` (a model turn), `count_tokens` (Anthropic), `input_tokens` and `compact`
+ * (OpenAI's `/responses/input_tokens` and `/responses/compact`).
+ */
+export type Operation = 'create' | 'count_tokens' | 'input_tokens' | 'compact';
+
+/** Upstream types that serve an operation other than `create` themselves. */
+const SERVES: Record<Exclude<Operation, 'create'>, UpstreamType> = {
+  count_tokens: 'anthropic',
+  input_tokens: 'openai',
+  compact: 'openai',
+};
+
+export function servesOperation(type: UpstreamType, operation: Operation): boolean {
+  return operation === 'create' || SERVES[operation] === type;
+}
 
 const FORMAT: Record<UpstreamType, Family | 'chat' | 'both'> = {
   anthropic: 'messages',
@@ -27,7 +42,7 @@ export function upstreamUrl(upstream: Upstream, operation: Operation): string {
     case 'anthropic':
       return `${upstream.baseUrl}/v1/messages${operation === 'count_tokens' ? '/count_tokens' : ''}`;
     case 'openai':
-      return `${upstream.baseUrl}/responses`;
+      return `${upstream.baseUrl}/responses${operation === 'input_tokens' ? '/input_tokens' : operation === 'compact' ? '/compact' : ''}`;
     case 'openai-chat':
       return `${upstream.baseUrl}/chat/completions`;
     case 'simulator':

@@ -5,9 +5,17 @@ import type { RequestState } from '../request-state.ts';
 /** Outcomes of streams that ended before the upstream's final usage arrived. */
 const CUT_SHORT = new Set(['client_closed', 'upstream_failed', 'upstream_truncated', 'upstream_idle', 'deadline']);
 
-/** Requests that reach an upstream on behalf of a key are metered; probes, lists and counts are not. */
+/** Routes that run a model upstream (and cost tokens); probes, lists and counts do not. */
+const MODEL_ROUTES: ReadonlySet<string | undefined> = new Set(['messages', 'responses', 'responses_compact']);
+
+/** Requests that reach an upstream on behalf of a key are metered. */
 export function isMetered(state: RequestState): boolean {
-  return state.key !== undefined && state.upstream !== undefined && (state.route?.name === 'messages' || state.route?.name === 'responses');
+  return state.key !== undefined && state.upstream !== undefined && MODEL_ROUTES.has(state.route?.name);
+}
+
+/** The routes key limits apply to: the ones that cost tokens. */
+export function runsModel(state: RequestState): boolean {
+  return MODEL_ROUTES.has(state.route?.name);
 }
 
 /**

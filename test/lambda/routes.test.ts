@@ -15,6 +15,12 @@ describe('resolveRoute', () => {
     ['POST', '/second/responses', 'responses'],
     ['GET', '/second/v1/responses', 'responses_websocket'],
     ['GET', '/second/v1/models', 'responses_models'],
+    ['POST', '/second/v1/responses/input_tokens', 'responses_input_tokens'],
+    ['POST', '/second/v1/responses/compact', 'responses_compact'],
+    ['HEAD', '/first/api/hello', 'probe'],
+    ['POST', '//first/v1/messages', 'messages'],
+    ['POST', '/first//v1///messages', 'messages'],
+    ['POST', '/second//v1/responses', 'responses'],
   ])('%s %s -> %s', (method, path, name) => {
     expect(resolveRoute(method, path).name).toBe(name);
   });
@@ -24,6 +30,31 @@ describe('resolveRoute', () => {
     expect(resolveRoute('POST', '/second/v1/responses').family).toBe('responses');
     expect(familyOfPath('/first/nope')).toBe('messages');
     expect(familyOfPath('/nope')).toBe('responses');
+  });
+
+  test('errors of a path its client mistyped come in that client\'s format', () => {
+    expect(familyOfPath('//first/v1/messages')).toBe('messages');
+    expect(familyOfPath('/FIRST/v1/messages')).toBe('messages');
+    expect(familyOfPath('/First')).toBe('messages');
+    expect(familyOfPath('/firstly')).toBe('responses');
+    expect(() => resolveRoute('POST', '/FIRST/v1/messages')).toThrow(expect.objectContaining({ status: 404 }));
+  });
+
+  test('dot segments are refused, raw or encoded, rather than resolved differently by each runtime', () => {
+    for (const path of ['/second/../first/v1/messages', '/first/./v1/messages', '/first/%2e%2E/second/v1/responses', '/first/v1/%2e/messages']) {
+      expect(() => resolveRoute('POST', path)).toThrow(expect.objectContaining({ status: 404 }));
+    }
+  });
+
+  test('a hostile path is echoed printable and bounded', () => {
+    let error: GatewayError | undefined;
+    try {
+      resolveRoute('POST', `/nope/\u0000\u00ff${'x'.repeat(10_000)}`);
+    } catch (caught) {
+      error = caught as GatewayError;
+    }
+    expect(error?.message).toMatch(/^[\x20-\x7e]+$/);
+    expect(error?.message.length).toBeLessThan(400);
   });
 
   test('unknown paths are 404 and wrong methods 405 with an allow header', () => {

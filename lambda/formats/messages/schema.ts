@@ -1,9 +1,10 @@
 import * as z from 'zod/mini';
+import { ModelName } from '../model-name.ts';
 
 /**
  * What the gateway itself reads from a Messages request. Objects are loose: every field the
  * gateway does not read passes through to the upstream untouched.
- * @see ../../../../shared/reference/wire-formats.md §1.2
+ * https://docs.anthropic.com/en/api/messages
  */
 const Message = z.looseObject({
   role: z.string(),
@@ -11,14 +12,14 @@ const Message = z.looseObject({
 });
 
 export const MessagesRequest = z.looseObject({
-  model: z.string().check(z.minLength(1)),
+  model: ModelName,
   max_tokens: z.int().check(z.minimum(0)),
   messages: z.array(Message),
   stream: z.optional(z.boolean()),
 });
 
 export const CountTokensRequest = z.looseObject({
-  model: z.string().check(z.minLength(1)),
+  model: ModelName,
   messages: z.array(Message),
 });
 

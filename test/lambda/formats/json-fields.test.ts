@@ -1,4 +1,4 @@
-import { parseJsonObject, replaceTopLevelString } from '../../../lambda/formats/json-fields.ts';
+import { parseJsonObject, replaceTopLevelString, scanJsonShape } from '../../../lambda/formats/json-fields.ts';
 
 describe('replaceTopLevelString', () => {
   test('renames only the top-level member and keeps every other byte', () => {
@@ -27,5 +27,31 @@ describe('parseJsonObject', () => {
     expect(parseJsonObject('{"a":1}')).toEqual({ a: 1 });
     expect(parseJsonObject('[1]')).toBeUndefined();
     expect(parseJsonObject('nope')).toBeUndefined();
+  });
+});
+
+describe('scanJsonShape', () => {
+  const watched = new Set(['model', 'stream']);
+
+  test('measures depth outside strings only', () => {
+    const nested = (depth: number) => `{"model":"m","messages":[{"content":${'['.repeat(depth)}${']'.repeat(depth)}}]}`;
+    expect(scanJsonShape(nested(10), 16, watched)).toEqual({ tooDeep: false });
+    expect(scanJsonShape(nested(20), 16, watched)).toEqual({ tooDeep: true });
+    expect(scanJsonShape(nested(100_000), 128, watched)).toEqual({ tooDeep: true });
+    expect(scanJsonShape(`{"text":"${'['.repeat(1000)}"}`, 4, watched)).toEqual({ tooDeep: false });
+  });
+
+  test('finds a watched top-level member given twice, however it is spelled, and nothing nested', () => {
+    expect(scanJsonShape('{"model":"a","n":1,"model":"b"}', 64, watched)).toEqual({ tooDeep: false, duplicate: 'model' });
+    expect(scanJsonShape('{"model":"a","mod\\u0065l":"b"}', 64, watched)).toEqual({ tooDeep: false, duplicate: 'model' });
+    expect(scanJsonShape('{"stream":true , "x":{"stream":false},"stream":false}', 64, watched)).toEqual({ tooDeep: false, duplicate: 'stream' });
+    expect(scanJsonShape('{"model":"a","x":{"model":"b"},"y":[{"model":"c"}],"note":"\\"model\\":"}', 64, watched)).toEqual({ tooDeep: false });
+    expect(scanJsonShape('{"other":1,"other":2}', 64, watched)).toEqual({ tooDeep: false });
+  });
+
+  test('strings with escaped quotes and backslashes are skipped correctly', () => {
+    const body = JSON.stringify({ a: 'say \\"hi\\" \\', model: 'x', b: ['\\', '"'], stream: true });
+    expect(scanJsonShape(body, 3, watched)).toEqual({ tooDeep: false });
+    expect(replaceTopLevelString(body, 'model', 'y')).toBe(body.replace('"model":"x"', '"model":"y"'));
   });
 });

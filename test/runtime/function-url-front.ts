@@ -16,9 +16,10 @@ import type { Invocation, RuntimeResponse } from './runtime-api.ts';
  *   https://docs.aws.amazon.com/apigateway/latest/developerguide/response-transfer-mode-lambda.html
  * - a request payload above the synchronous-invocation quota (6 MB) is refused:
  *   https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html
- * What the documentation does not say, and this front therefore assumes (see the README's
- * "Tests" section): a function error before any byte answers 502 with the same body as the local
- * stand-in; an error after the head was sent ends the response without its last chunk.
+ * What the documentation does not say, and this front therefore assumes: a function error
+ * before any byte answers 502 (with the local stand-in's body, so that only the runtimes are
+ * compared); an error after the head was sent ends the response without its last chunk; the
+ * Function URL's own response headers (x-amzn-RequestId and the like) are not imitated.
  */
 export const PRELUDE_CONTENT_TYPE = 'application/vnd.awslambda.http-integration-response';
 const PRELUDE_END = Buffer.alloc(8);

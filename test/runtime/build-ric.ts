@@ -68,6 +68,8 @@ export function buildRic(): { entry: string; built: boolean } {
   const existing = builtRicEntry();
   if (existing) return { entry: existing, built: false };
 
+  const missing = ['cmake', 'make', 'g++', 'python3'].filter((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0);
+  if (missing.length > 0) throw new Error(`Building aws-lambda-ric's native part needs ${missing.join(', ')} on PATH.`);
   const target = buildDir();
   const work = `${target}.partial`;
   rmSync(work, { recursive: true, force: true });

@@ -23,8 +23,9 @@ export interface RealProbe extends ProbeRuntime {
   lambda: LambdaEnvironment;
 }
 
-export async function startRealProbe(): Promise<RealProbe> {
-  const lambda = await startLambdaEnvironment({ ricEntry: requireRic(), taskRoot: FIXTURES, handler: 'handlers.handler', timeoutMs: 10_000, environment: {} });
+/** `handler` names an export of fixtures/handlers.mjs, as a function's Handler setting does. */
+export async function startRealProbe(handler = 'handlers.handler'): Promise<RealProbe> {
+  const lambda = await startLambdaEnvironment({ ricEntry: requireRic(), taskRoot: FIXTURES, handler, timeoutMs: 10_000, environment: {} });
   const front = await startFunctionUrlFront((event) => lambda.invoke(event));
   return {
     lambda,

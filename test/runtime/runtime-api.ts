@@ -117,8 +117,10 @@ export async function startRuntimeApi(options: { functionName: string }): Promis
     if (req.method === 'GET' && path === `${PREFIX}/invocation/next`) return next(req, res);
     if (req.method === 'POST' && path === `${PREFIX}/init/error`) {
       return readAll(req).then((body) => {
-        initErrors.push({ errorType: header(req, 'lambda-runtime-function-error-type') ?? 'Runtime.Unknown', body: body.toString('utf8') });
-        active?.answer({ mode: 'error', errorType: 'Runtime.InitError', body: body.toString('utf8') });
+        const errorType = header(req, 'lambda-runtime-function-error-type') ?? 'Runtime.Unknown';
+        initErrors.push({ errorType, body: body.toString('utf8') });
+        // The invocation that caused the cold start fails with the init error.
+        fail(active ?? queue.shift(), errorType, body.toString('utf8'));
         accepted(res);
       });
     }
@@ -134,7 +136,9 @@ export async function startRuntimeApi(options: { functionName: string }): Promis
     }
     if (match[2] === 'error') {
       return readAll(req).then((body) => {
-        invocation.answer({ mode: 'error', errorType: header(req, 'lambda-runtime-function-error-type') ?? 'Unhandled', body: body.toString('utf8') });
+        // The header is optional (the client's native part does not send it): the document names the type too.
+        const errorType = header(req, 'lambda-runtime-function-error-type') ?? documentErrorType(body) ?? 'Unhandled';
+        invocation.answer({ mode: 'error', errorType, body: body.toString('utf8') });
         invocation.finish();
         accepted(res);
       });
@@ -155,9 +159,10 @@ export async function startRuntimeApi(options: { functionName: string }): Promis
   server.keepAliveTimeout = 0;
   const url = await listen(server);
 
-  const fail = (invocation: Pending | undefined, errorType: string, message: string) => {
+  /** `detail` is the error document, or a message to wrap in one. */
+  const fail = (invocation: Pending | undefined, errorType: string, detail: string) => {
     if (!invocation) return;
-    const body = JSON.stringify({ errorType, errorMessage: message });
+    const body = detail.startsWith('{') ? detail : JSON.stringify({ errorType, errorMessage: detail });
     invocation.tear?.(errorType, body);
     invocation.answer({ mode: 'error', errorType, body });
     invocation.finish();
@@ -249,6 +254,15 @@ function receiveStream(req: http.IncomingMessage, res: http.ServerResponse, invo
   req.on('close', () => {
     if (!req.complete) end({ ok: false, errorType: 'Runtime.StreamTruncated', errorBody: 'the response stream closed before its last chunk' });
   });
+}
+
+function documentErrorType(body: Buffer): string | undefined {
+  try {
+    const { errorType } = JSON.parse(body.toString('utf8')) as { errorType?: unknown };
+    return typeof errorType === 'string' ? errorType : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function accepted(res: http.ServerResponse): void {

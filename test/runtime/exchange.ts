@@ -66,5 +66,3 @@ export function maskIds(text: string): string {
     .replace(/\b(req|msg|resp|rs|fc|call|item|toolu)_[A-Za-z0-9]{8,}/g, '$1_<id>')
     .replace(/"(created_at|completed_at|created)":\d+/g, '"$1":<time>');
 }
-
-export const json = (value: unknown) => JSON.stringify(value);

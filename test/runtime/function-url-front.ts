@@ -16,10 +16,11 @@ import type { Invocation, RuntimeResponse } from './runtime-api.ts';
  *   https://docs.aws.amazon.com/apigateway/latest/developerguide/response-transfer-mode-lambda.html
  * - a request payload above the synchronous-invocation quota (6 MB) is refused:
  *   https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html
- * What the documentation does not say, and this front therefore assumes: a function error
- * before any byte answers 502 (with the local stand-in's body, so that only the runtimes are
- * compared); an error after the head was sent ends the response without its last chunk; the
- * Function URL's own response headers (x-amzn-RequestId and the like) are not imitated.
+ * What the documentation does not say, and this front therefore assumes: which content types
+ * count as text (not base64); a function error before any byte answers 502 (with the local
+ * stand-in's body, so that only the runtimes are compared); an error after the head was sent
+ * ends the response without its last chunk; the 413 body for an oversized request. The Function
+ * URL's own response headers (x-amzn-RequestId and the like) are not imitated.
  */
 export const PRELUDE_CONTENT_TYPE = 'application/vnd.awslambda.http-integration-response';
 const PRELUDE_END = Buffer.alloc(8);

@@ -98,7 +98,7 @@ export async function startRuntimeApi(options: { functionName: string }): Promis
         'lambda-runtime-aws-request-id': invocation.requestId,
         'lambda-runtime-deadline-ms': String(invocation.deadline),
         'lambda-runtime-invoked-function-arn': functionArn,
-        'lambda-runtime-trace-id': `Root=1-${Math.floor(Date.now() / 1000).toString(16)}-${randomUUID().replaceAll('-', '').slice(0, 24)};Parent=${randomUUID().replaceAll('-', '').slice(0, 16)};Sampled=0;Lineage=1:00000000:0`,
+        'lambda-runtime-trace-id': `Root=1-${Math.floor(Date.now() / 1000).toString(16)}-${randomUUID().replaceAll('-', '').slice(0, 24)};Parent=${randomUUID().replaceAll('-', '').slice(0, 16)};Sampled=0`,
         'content-length': Buffer.byteLength(body),
       });
       res.end(body);

@@ -73,7 +73,8 @@ export async function startLambdaEnvironment(options: LambdaEnvironmentOptions):
     starts.push(record);
     collectLines(started.stdout, stdout);
     collectLines(started.stderr, stderr);
-    started.once('exit', (code, signal) => {
+    // 'close', not 'exit': by then everything the process wrote has been read.
+    started.once('close', (code, signal) => {
       record.exit = { code, signal };
       if (child === started) child = undefined;
       if (closing) return;

@@ -44,8 +44,9 @@ export interface StandInProbe extends ProbeRuntime {
   exit(): { code: number | null; signal: string | null } | undefined;
 }
 
-export async function startStandInProbe(): Promise<StandInProbe> {
-  const child = spawn(process.execPath, ['test/runtime/stand-in-server.ts'], { cwd: ROOT, env: childEnv() });
+/** `exportName` names an export of fixtures/handlers.mjs. */
+export async function startStandInProbe(exportName = 'handler'): Promise<StandInProbe> {
+  const child = spawn(process.execPath, ['test/runtime/stand-in-server.ts', exportName], { cwd: ROOT, env: childEnv() });
   let output = '';
   let exit: { code: number | null; signal: string | null } | undefined;
   child.stdout.on('data', (chunk) => (output += chunk));

@@ -10,19 +10,22 @@ import { startRealProbe, startStandInProbe, type RealProbe, type StandInProbe } 
 let real: RealProbe;
 let standIn: StandInProbe;
 
-beforeEach(async () => {
-  real = await startRealProbe();
-  standIn = await startStandInProbe();
-});
-
-afterEach(async () => {
-  await real.close();
-  await standIn.close();
-});
+/** Fresh processes for each test, running the fixture export `name` on both runtimes. */
+function probesOf(name: string): void {
+  beforeEach(async () => {
+    real = await startRealProbe(`handlers.${name}`);
+    standIn = await startStandInProbe(name);
+  });
+  afterEach(async () => {
+    await real.close();
+    await standIn.close();
+  });
+}
 
 const pidOf = (body: Buffer) => Number(/ok from process (\d+)/.exec(body.toString())?.[1]);
 
 describe('a response stream that errors (its source fails after the first chunk; pipeline() destroys the stream)', () => {
+  probesOf('handler');
   test('the client of either runtime gets the head and the first chunk, then a response without its end', async () => {
     const [fromReal, fromStandIn] = [await real.get('/body-errors'), await standIn.get('/body-errors')];
     expect(fromReal.status).toBe(200);
@@ -54,6 +57,7 @@ describe('a response stream that errors (its source fails after the first chunk;
 });
 
 describe('a handler that rejects after its stream started (the stream itself is healthy)', () => {
+  probesOf('handler');
   test('the client of either runtime gets the head and the first chunk, then a response without its end', async () => {
     const [fromReal, fromStandIn] = [await real.get('/rejects-after-start'), await standIn.get('/rejects-after-start')];
     expect(fromReal.status).toBe(200);
@@ -87,6 +91,26 @@ describe('a handler that rejects after its stream started (the stream itself is 
     await new Promise((resolve) => setTimeout(resolve, 300));
     const next = await standIn.get('/ok');
     expect(next.status).toBe(200);
+    expect(standIn.exit()).toBeUndefined();
+  });
+});
+
+describe('the same failing body returned through middy, as the gateway returns its streams', () => {
+  probesOf('middyHandler');
+  const lineOf = (output: string) => output.split('\n').find((line) => line.includes('written by requestEnd'));
+
+  test('real runtime: the process exits before requestEnd finishes, so its work (the gateway: usage record and log line) is lost', async () => {
+    const response = await real.get('/');
+    expect(response.body.toString()).toBe('first chunk\n');
+    expect(response.complete).toBe(false);
+    await eventually(() => expect(real.lambda.starts[0]?.exit).toEqual({ code: 1, signal: null }));
+    expect(lineOf(real.lambda.stdout.join('\n'))).toBeUndefined();
+  });
+
+  test('npm start: requestEnd runs to the end and the line is written', async () => {
+    const response = await standIn.get('/');
+    expect(response.body.toString()).toBe('first chunk\n');
+    await eventually(() => expect(lineOf(standIn.output())).toBeDefined());
     expect(standIn.exit()).toBeUndefined();
   });
 });

@@ -4,7 +4,8 @@ export default {
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   // The real-client suite needs a network namespace and its own config: npm run test:clients.
-  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/clients/'],
+  // The real-runtime suite needs a native build and its own config: npm run test:runtime.
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/clients/', '<rootDir>/test/runtime/'],
   extensionsToTreatAsEsm: ['.ts'],
   transform: { '^.+\\.ts$': '<rootDir>/test/support/esbuild-jest.cjs' },
   setupFiles: ['<rootDir>/test/support/setup-env.ts'],

@@ -87,6 +87,11 @@ const GatewayContextSchema = z
       .default(RetentionDays.THREE_MONTHS),
     /** Absent = no CORS: coding agents are not browsers. */
     cors: z.optional(CorsSchema),
+    /**
+     * X-Ray active tracing of the function (sampled invocations, with their cold starts). Off by
+     * default: the request log line already times every request, and X-Ray bills per trace.
+     */
+    tracing: z.boolean().default(false),
     customDomain: z.optional(CustomDomainSchema),
     tuning: TuningSchema.default({}),
   })

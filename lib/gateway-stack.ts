@@ -38,6 +38,7 @@ export class GatewayStack extends Stack {
       reservedConcurrency: config.reservedConcurrency,
       logRetention: config.logRetentionDays,
       cors: config.cors,
+      tracing: config.tracing,
       tuning: config.tuning,
     });
 

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Validations } from 'aws-cdk-lib';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, FunctionUrlAuthType, HttpMethod, InvokeMode, LoggingFormat, Runtime, type FunctionUrl } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, FunctionUrlAuthType, HttpMethod, InvokeMode, LoggingFormat, Runtime, Tracing, type FunctionUrl } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -60,6 +60,8 @@ export interface GatewayFunctionProps {
   logRetention: RetentionDays;
   /** Absent = the Function URL answers no CORS preflight. */
   cors: CorsConfig | undefined;
+  /** X-Ray active tracing. */
+  tracing: boolean;
   tuning: TuningConfig;
 }
 
@@ -107,6 +109,8 @@ export class GatewayFunction extends Construct {
       timeout: props.timeout,
       memorySize: props.memoryMb,
       reservedConcurrentExecutions: props.reservedConcurrency,
+      // Adds the X-Ray write permission to the role when on.
+      tracing: props.tracing ? Tracing.ACTIVE : undefined,
       description: 'Agent gateway: Anthropic Messages (/first) and OpenAI Responses (/second) behind issued keys',
       environment: gatewayEnvironment(props),
     });
@@ -125,6 +129,7 @@ export class GatewayFunction extends Construct {
               maxAge: Duration.seconds(props.cors.maxAgeSeconds),
             },
     });
+    acknowledgeChecks(this.function, role, props.tracing);
   }
 
   /**
@@ -133,6 +138,25 @@ export class GatewayFunction extends Construct {
    */
   requireOriginHeader(value: string): void {
     this.function.addEnvironment('GATEWAY_ORIGIN_SECRET', value);
+  }
+}
+
+/** The cdk-nag findings that do not apply to this function (test/lib/cdk-nag.test.ts runs the packs). */
+function acknowledgeChecks(fn: NodejsFunction, role: Role, tracing: boolean): void {
+  Validations.of(fn).acknowledge({
+    id: 'Serverless-LambdaDLQ',
+    reason: 'A dead-letter queue receives failed asynchronous invocations; this function is only invoked synchronously, through its Function URL, and the client receives every failure.',
+  });
+  if (!tracing) {
+    Validations.of(fn).acknowledge({
+      id: 'Serverless-LambdaTracing',
+      reason: 'X-Ray tracing is an opt-in (gateway.tracing): every request is already timed in its log line, and traces are billed.',
+    });
+  } else {
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: 'Active tracing grants xray:PutTraceSegments and xray:PutTelemetryRecords, which support no resource-level permissions (Resource must be "*").',
+    });
   }
 }
 

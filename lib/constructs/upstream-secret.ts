@@ -1,4 +1,4 @@
-import { RemovalPolicy, SecretValue, type CfnResource } from 'aws-cdk-lib';
+import { RemovalPolicy, SecretValue, Validations, type CfnResource } from 'aws-cdk-lib';
 import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
@@ -28,6 +28,10 @@ export class UpstreamSecret extends Construct {
       removalPolicy: RemovalPolicy.DESTROY,
     });
     (this.secret.node.defaultChild as CfnResource).overrideLogicalId(UPSTREAM_SECRET_LOGICAL_ID);
+    Validations.of(this.secret).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason: "The secret holds API keys that the providers issue (Anthropic, OpenAI...); only their consoles can rotate them, so a Secrets Manager rotation function has nothing to call. The operator rotates a key at the provider and stores the new one with put-secret-value.",
+    });
   }
 
   /** Read access to this one secret: its value and its metadata, nothing else. */

@@ -28,6 +28,7 @@ describe('parseGatewayConfig', () => {
       reservedConcurrency: undefined,
       logRetentionDays: 90,
       cors: undefined,
+      tracing: false,
       customDomain: undefined,
       tuning: {},
     });

@@ -1,0 +1,49 @@
+import type { PolicyViolation } from 'aws-cdk-lib';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { AwsSolutionsChecks, ServerlessChecks, type NagPack } from 'cdk-nag';
+import { CUSTOM_DOMAIN, onlyResource, synthGateway } from './synth.ts';
+
+/**
+ * The stack against cdk-nag's AwsSolutions and Serverless packs: no finding, error or warning,
+ * may stay unacknowledged. Findings that do not apply to this product are acknowledged where the
+ * resource is made (lib/constructs/*), with the reason, through CDK's Validations API (cdk-nag 3
+ * replaced NagSuppressions with it).
+ */
+const VARIANTS: [string, Record<string, unknown>][] = [
+  ['the default stack', {}],
+  ['with a custom domain', { customDomain: CUSTOM_DOMAIN }],
+  ['with a custom domain that accepts direct requests', { customDomain: { ...CUSTOM_DOMAIN, refuseDirectRequests: false } }],
+  ['with CORS, reserved concurrency and X-Ray tracing', { cors: { allowedOrigins: ['https://app.example.com'] }, reservedConcurrency: 10, tracing: true }],
+];
+
+const packs = (): NagPack[] => [new AwsSolutionsChecks(undefined, { verbose: true }), new ServerlessChecks(undefined, { verbose: true })];
+
+function findings(overrides: Record<string, unknown>): string[] {
+  const { stack } = synthGateway(overrides);
+  return packs().flatMap((pack) =>
+    pack.validateScope(stack).violations.map(
+      (violation: PolicyViolation) =>
+        `${violation.severity} ${violation.ruleName} at ${violation.violatingResources.map((resource) => resource.constructPath ?? resource.resourceLogicalId).join(', ')}: ${violation.description}`,
+    ),
+  );
+}
+
+test.each(VARIANTS)('%s has no unacknowledged cdk-nag finding', (_name, overrides) => {
+  expect(findings(overrides)).toEqual([]);
+});
+
+test('the packs do report what the stack would otherwise hide: an unacknowledged finding fails', () => {
+  // A secret the stack does not acknowledge, added to the default stack.
+  const { stack } = synthGateway();
+  new Secret(stack, 'Unacknowledged');
+  const reported = packs().flatMap((pack) => pack.validateScope(stack).violations.map((violation) => violation.ruleName));
+  expect(reported).toEqual(['AwsSolutions-SMG4']);
+});
+
+test('tracing: off by default, Active when set, with the X-Ray write permission as the one wildcard', () => {
+  expect(onlyResource(synthGateway().template, 'AWS::Lambda::Function').properties.TracingConfig).toBeUndefined();
+  const { template } = synthGateway({ tracing: true });
+  expect(onlyResource(template, 'AWS::Lambda::Function').properties.TracingConfig).toEqual({ Mode: 'Active' });
+  const statements = onlyResource(template, 'AWS::IAM::Policy').properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[];
+  expect(statements.filter((statement) => statement.Resource === '*')).toEqual([{ Effect: 'Allow', Action: ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'], Resource: '*' }]);
+});

@@ -1,0 +1,81 @@
+import { rmSync } from 'node:fs';
+import { DynamoKeyStore } from '../../lambda/auth/key-store.ts';
+import type { KeyRecord } from '../../lambda/auth/key-table.ts';
+import { ensureKeyTable, ensureUsageTable, localDynamoClient, startEmbeddedStore } from '../../bin/local/embedded-store.ts';
+import { builtRicEntry } from './build-ric.ts';
+import { startFunctionUrlFront } from './function-url-front.ts';
+import { startLambdaEnvironment, type LambdaEnvironment } from './lambda-environment.ts';
+import { buildProductionBundle } from './production-bundle.ts';
+
+export interface RealRuntimeOptions {
+  /** The routing config (GATEWAY_CONFIG_JSON). */
+  routing: unknown;
+  timeoutMs: number;
+  /** More function environment: tuning variables, upstream key variables. */
+  environment?: Record<string, string>;
+  /** Another task root than the production bundle (a fixture handler). */
+  taskRoot?: string;
+  handler?: string;
+}
+
+export interface RealRuntime {
+  url: string;
+  lambda: LambdaEnvironment;
+  /** Stores a key record in the function's key table. */
+  putKey(record: KeyRecord): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The RIC entry, or a clear failure telling how to build it. */
+export function requireRic(): string {
+  const entry = builtRicEntry();
+  if (entry === undefined) throw new Error('The runtime interface client is not built: run `node test/runtime/build-ric.ts` first (npm run test:runtime does).');
+  return entry;
+}
+
+/**
+ * The production bundle under the real runtime interface client, behind a Function URL front,
+ * with its tables on a dynalite of its own, fake credentials and every other AWS endpoint on a
+ * dead loopback port.
+ */
+export async function startRealRuntime(options: RealRuntimeOptions): Promise<RealRuntime> {
+  const ricEntry = requireRic();
+  const store = await startEmbeddedStore(undefined);
+  const dynamo = localDynamoClient(store.endpoint);
+  const tables = { keys: 'gateway-keys', usage: 'gateway-usage' };
+  await ensureKeyTable(dynamo, tables.keys);
+  await ensureUsageTable(dynamo, tables.usage);
+  const taskRoot = options.taskRoot ?? (await buildProductionBundle());
+  const lambda = await startLambdaEnvironment({
+    ricEntry,
+    taskRoot,
+    handler: options.handler ?? 'index.handler',
+    timeoutMs: options.timeoutMs,
+    environment: {
+      GATEWAY_CONFIG_JSON: JSON.stringify(options.routing),
+      GATEWAY_KEYS_TABLE: tables.keys,
+      GATEWAY_USAGE_TABLE: tables.usage,
+      AWS_ACCESS_KEY_ID: 'ASIATESTTESTTESTTEST',
+      AWS_SECRET_ACCESS_KEY: 'test-secret',
+      AWS_SESSION_TOKEN: 'test-session-token',
+      AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
+      AWS_ENDPOINT_URL_DYNAMODB: store.endpoint,
+      AWS_EC2_METADATA_DISABLED: 'true',
+      ...options.environment,
+    },
+  });
+  const front = await startFunctionUrlFront((event) => lambda.invoke(event));
+  const keys = new DynamoKeyStore(tables.keys, dynamo);
+  return {
+    url: front.url,
+    lambda,
+    putKey: (record) => keys.put(record),
+    async close() {
+      await front.close();
+      await lambda.close();
+      dynamo.destroy();
+      await store.close();
+      if (options.taskRoot === undefined) rmSync(taskRoot, { recursive: true, force: true });
+    },
+  };
+}

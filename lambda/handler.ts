@@ -37,8 +37,10 @@ const dynamo = localStore
   ? new DynamoDBClient({ endpoint: localStore, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 2 })
   : new DynamoDBClient({ maxAttempts: 2 });
 const keys = new DynamoKeyStore(required('GATEWAY_KEYS_TABLE'), dynamo);
-const onLambda = env.AWS_LAMBDA_FUNCTION_NAME !== undefined;
-const log = env.GATEWAY_LOG === 'off' ? () => {} : onLambda ? (line: string) => console.log(line) : (line: string) => process.stdout.write(`${line}\n`);
+// Straight to stdout on both runtimes: with Lambda's JSON log format, console.log would wrap
+// the line as an escaped string in `message`, which Logs Insights cannot query and from which
+// CloudWatch would not extract an Embedded Metric Format record (it needs `_aws` at the top).
+const log = env.GATEWAY_LOG === 'off' ? () => {} : (line: string) => process.stdout.write(`${line}\n`);
 const usage = env.GATEWAY_USAGE_TABLE
   ? new UsageRecorder(new DynamoUsageStore(env.GATEWAY_USAGE_TABLE, dynamo), {
       flushMs: settings.usageFlushMs,

@@ -7,6 +7,8 @@ import type { RequestState } from '../request-state.ts';
 export function requestLogLine(state: RequestState): string {
   const respondedAt = state.respondedAt ?? Date.now();
   return JSON.stringify({
+    // Lambda reads `timestamp` and `level` from JSON lines written to stdout (log-level filtering).
+    timestamp: new Date(respondedAt).toISOString(),
     level: (state.status ?? 500) >= 500 ? 'error' : 'info',
     msg: 'request',
     requestId: state.id,

@@ -2,6 +2,7 @@ import type { KeyRecord } from './auth/key-table.ts';
 import type { Router } from './config/routing.ts';
 import type { Settings } from './config/settings.ts';
 import type { CredentialSource } from './upstream/credentials.ts';
+import type { UpstreamHealth } from './upstream/upstream-health.ts';
 import type { UsageRecorder } from './usage/usage-recorder.ts';
 
 /** The key-table operations the request path needs. */
@@ -15,6 +16,8 @@ export interface GatewayDeps {
   router: Router;
   keys: KeyLookup;
   credentials: CredentialSource;
+  /** What this instance learned about its upstreams: targets cooling down, keys resting. */
+  health: UpstreamHealth;
   /** Per-key usage metering and limits; without it nothing is metered and only the output ceiling applies. */
   usage?: Pick<UsageRecorder, 'record' | 'admitRequest' | 'days'>;
   settings: Settings;

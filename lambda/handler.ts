@@ -6,6 +6,7 @@ import { settingsFromEnv } from './config/settings.ts';
 import { createGateway } from './gateway.ts';
 import { EnvCredentials, SecretsManagerCredentials } from './upstream/credentials.ts';
 import { nodeHttpFetch } from './upstream/node-http-fetch.ts';
+import { UpstreamHealth } from './upstream/upstream-health.ts';
 import { UsageRecorder } from './usage/usage-recorder.ts';
 import { DynamoUsageStore } from './usage/usage-store.ts';
 
@@ -55,6 +56,7 @@ export const handler = createGateway({
   router,
   keys,
   credentials,
+  health: new UpstreamHealth(),
   ...(usage ? { usage } : {}),
   settings,
   log,

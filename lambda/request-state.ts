@@ -4,6 +4,21 @@ import type { GatewayError } from './errors.ts';
 import type { Family, Route } from './routes.ts';
 import type { Usage } from './observability/usage.ts';
 
+/** One try of one target (a route with fallbacks may try several). */
+export interface Attempt {
+  upstream: string;
+  /** The model the upstream was asked for, when it differs from the client's. */
+  model?: string;
+  /** Which of the upstream's keys (by position, never by value) when it has several. */
+  key?: number;
+  /** How long that key now rests, when the upstream refused it. */
+  keyRestedMs?: number;
+  status?: number;
+  /** Why the try failed without a status (unreachable, no headers in time, reset, early error). */
+  error?: string;
+  ms: number;
+}
+
 /** Everything the middlewares learn about one request, shared with the route handlers. */
 export interface RequestState {
   id: string;
@@ -21,6 +36,10 @@ export interface RequestState {
   model?: string;
   upstream?: string;
   upstreamModel?: string;
+  /** What keeps this conversation on one target and key (see upstream/target-order.ts). */
+  stickyKey?: string;
+  /** Every target tried, in order (logged when there was more than one). */
+  attempts: Attempt[];
   status?: number;
   firstByteAt?: number;
   /** When the response had been handed to the runtime in full (the client's latency ends here). */

@@ -87,7 +87,8 @@ export class GatewayStack extends Stack {
  */
 function warnAboutUncredentialedUpstreams(scope: Construct, routing: RoutingConfig): void {
   for (const [name, upstream] of Object.entries(routing.upstreams)) {
-    if (upstream.type === 'simulator' || upstream.apiKeyEnv !== undefined || upstream.baseUrl !== undefined) continue;
+    // Bedrock and `aws` upstreams sign with the function's role; a set baseUrl is a self-hosted server.
+    if (upstream.type === 'simulator' || upstream.type === 'bedrock' || upstream.aws !== undefined || upstream.apiKeyEnv !== undefined || upstream.baseUrl !== undefined) continue;
     Annotations.of(scope).addWarningV2(
       'agent-gateway:upstream-without-credential',
       `Upstream "${name}" (${upstream.type}) has no "apiKeyEnv", so the gateway will call the provider without a key. Set "apiKeyEnv" (any variable name) to have it read the "${name}" member of the upstream secret.`,

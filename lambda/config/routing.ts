@@ -1,48 +1,9 @@
-import * as z from 'zod/mini';
 import { globToRegExp, isGlob } from './glob.ts';
+import type { RoutingConfig, UpstreamConfig, UpstreamType } from './routing-schema.ts';
 
-/**
- * The routing config: named upstreams, and model globs routed to them (first match wins).
- * The same schema is used by `npm start` (file or default), by the Lambda (JSON in the
- * environment) and by `cdk synth` (validated before anything deploys).
- */
-export const UPSTREAM_TYPES = ['anthropic', 'openai', 'openai-chat', 'simulator'] as const;
-export type UpstreamType = (typeof UPSTREAM_TYPES)[number];
+export { parseRoutingConfig, RoutingConfigSchema, UPSTREAM_TYPES, type RoutingConfig, type UpstreamConfig, type UpstreamType } from './routing-schema.ts';
 
-const UpstreamSchema = z.strictObject({
-  type: z.enum(UPSTREAM_TYPES),
-  baseUrl: z.optional(z.url({ protocol: /^https?$/ })),
-  apiKeyEnv: z.optional(z.string().check(z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'))),
-  /** Simulator only: pause between streamed events, to make streaming visible by eye. */
-  delayMs: z.optional(z.int().check(z.minimum(0), z.maximum(10_000))),
-  /** Translated requests: the output-token ceiling the upstream accepts (requests above it are clamped). */
-  maxOutputTokens: z.optional(z.int().check(z.minimum(1))),
-  /** `openai-chat` only: the field the server reads the output limit from. */
-  maxTokensField: z.optional(z.enum(['max_tokens', 'max_completion_tokens'])),
-});
-
-const RouteSchema = z.strictObject({
-  model: z.string().check(z.minLength(1)),
-  upstream: z.string().check(z.minLength(1)),
-  upstreamModel: z.optional(z.string().check(z.minLength(1))),
-});
-
-export const RoutingConfigSchema = z
-  .strictObject({
-    upstreams: z.record(z.string().check(z.regex(/^[A-Za-z0-9_-]+$/, 'upstream names use letters, digits, _ and -')), UpstreamSchema),
-    routes: z.array(RouteSchema).check(z.minLength(1, 'at least one route is needed')),
-  })
-  .check(
-    z.refine((config) => config.routes.every((route) => route.upstream in config.upstreams), {
-      message: 'every route must name an upstream defined in "upstreams"',
-      path: ['routes'],
-    }),
-  );
-
-export type RoutingConfig = z.infer<typeof RoutingConfigSchema>;
-export type UpstreamConfig = z.infer<typeof UpstreamSchema>;
-
-const DEFAULT_BASE_URL: Record<UpstreamType, string> = {
+const DEFAULT_BASE_URL: Record<Exclude<UpstreamType, 'bedrock'>, string> = {
   anthropic: 'https://api.anthropic.com',
   openai: 'https://api.openai.com/v1',
   'openai-chat': 'https://api.openai.com/v1',
@@ -53,17 +14,29 @@ export interface Upstream {
   name: string;
   type: UpstreamType;
   baseUrl: string;
-  apiKeyEnv: string | undefined;
+  /** Where its API keys are (environment variables locally, secret members on Lambda); empty when none. */
+  apiKeyEnvs: readonly string[];
+  /** Requests are signed with AWS SigV4 for this service and region instead of carrying a key. */
+  aws: { service: string; region: string } | undefined;
   delayMs: number;
   /** Output-token ceiling for translated requests, when configured. */
   maxOutputTokens: number | undefined;
   maxTokensField: 'max_tokens' | 'max_completion_tokens';
 }
 
-export interface RouteMatch {
+/** One place a request can be served: an upstream and the model name it is asked for. */
+export interface Target {
   upstream: Upstream;
-  /** The model name sent upstream (the route's rename, or the client's name). */
   upstreamModel: string;
+  /** Relative share among a route's primary targets. */
+  weight: number;
+}
+
+export interface RouteMatch {
+  /** The primary targets (one, or several with weights). */
+  targets: readonly Target[];
+  /** Tried in order after the targets, when they fail before any byte reached the client. */
+  fallbacks: readonly Target[];
 }
 
 /** A parsed config with routes compiled once, at start-up. */
@@ -74,41 +47,43 @@ export interface Router {
   readonly upstreams: ReadonlyMap<string, Upstream>;
 }
 
-/** Validates a config; throws with one line per problem, each naming the field at fault. */
-export function parseRoutingConfig(input: unknown): RoutingConfig {
-  const result = RoutingConfigSchema.safeParse(input);
-  if (result.success) return result.data;
-  const lines = result.error.issues.map((issue) => `  - ${issue.path.join('.') || '(root)'}: ${issue.message}`);
-  throw new Error(`Invalid routing config:\n${lines.join('\n')}`);
-}
-
 export function createRouter(config: RoutingConfig): Router {
   const upstreams = new Map<string, Upstream>();
-  for (const [name, upstream] of Object.entries(config.upstreams)) {
-    const baseUrl = (upstream.baseUrl ?? DEFAULT_BASE_URL[upstream.type]).replace(/\/+$/, '');
-    upstreams.set(name, {
-      name,
-      type: upstream.type,
-      baseUrl,
-      apiKeyEnv: upstream.apiKeyEnv,
-      delayMs: upstream.delayMs ?? 0,
-      maxOutputTokens: upstream.maxOutputTokens,
-      // OpenAI itself wants the new field; compatible servers generally know only the old one.
-      maxTokensField: upstream.maxTokensField ?? (new URL(baseUrl).hostname === 'api.openai.com' ? 'max_completion_tokens' : 'max_tokens'),
-    });
-  }
-  const routes = config.routes.map((route) => ({
-    pattern: globToRegExp(route.model),
-    upstream: upstreams.get(route.upstream) as Upstream,
-    rename: route.upstreamModel,
-  }));
+  for (const [name, upstream] of Object.entries(config.upstreams)) upstreams.set(name, compileUpstream(name, upstream));
+  const routes = config.routes.map((route) => {
+    const target = (upstream: string, upstreamModel: string | undefined, weight = 1) => ({ upstream: upstreams.get(upstream) as Upstream, upstreamModel, weight });
+    return {
+      pattern: globToRegExp(route.model),
+      targets: route.targets?.map((each) => target(each.upstream, each.upstreamModel, each.weight)) ?? [target(route.upstream as string, route.upstreamModel)],
+      fallbacks: (route.fallbacks ?? []).map((each) => target(each.upstream, each.upstreamModel)),
+    };
+  });
   const modelIds = [...new Set(config.routes.filter((route) => !isGlob(route.model)).map((route) => route.model))];
   return {
     upstreams,
     modelIds,
     select(model) {
       const route = routes.find((candidate) => candidate.pattern.test(model));
-      return route && { upstream: route.upstream, upstreamModel: route.rename ?? model };
+      if (!route) return undefined;
+      // A target without a rename is asked for the client's model name.
+      const resolve = (each: { upstream: Upstream; upstreamModel: string | undefined; weight: number }): Target => ({ upstream: each.upstream, upstreamModel: each.upstreamModel ?? model, weight: each.weight });
+      return { targets: route.targets.map(resolve), fallbacks: route.fallbacks.map(resolve) };
     },
+  };
+}
+
+function compileUpstream(name: string, upstream: UpstreamConfig): Upstream {
+  const aws = upstream.aws ?? (upstream.type === 'bedrock' && upstream.apiKeyEnv === undefined ? { service: 'bedrock', region: upstream.region as string } : undefined);
+  const baseUrl = (upstream.baseUrl ?? (upstream.type === 'bedrock' ? `https://bedrock-runtime.${upstream.region}.amazonaws.com` : DEFAULT_BASE_URL[upstream.type])).replace(/\/+$/, '');
+  return {
+    name,
+    type: upstream.type,
+    baseUrl,
+    apiKeyEnvs: upstream.apiKeyEnv === undefined ? [] : typeof upstream.apiKeyEnv === 'string' ? [upstream.apiKeyEnv] : upstream.apiKeyEnv,
+    aws,
+    delayMs: upstream.delayMs ?? 0,
+    maxOutputTokens: upstream.maxOutputTokens,
+    // OpenAI itself wants the new field; compatible servers generally know only the old one.
+    maxTokensField: upstream.maxTokensField ?? (new URL(baseUrl).hostname === 'api.openai.com' ? 'max_completion_tokens' : 'max_tokens'),
   };
 }

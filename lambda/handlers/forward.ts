@@ -1,93 +1,86 @@
-import { isUtf8 } from 'node:buffer';
-import { GatewayError } from '../errors.ts';
+import type { Target } from '../config/routing.ts';
 import type { GatewayDeps, HandlerResponse } from '../deps.ts';
-import type { RequestState } from '../request-state.ts';
-import { replaceTopLevelString, parseJsonObject } from '../formats/json-fields.ts';
-import { MessagesStreamObserver } from '../formats/messages/stream-observer.ts';
-import { modelNameRestorer } from '../formats/model-name.ts';
-import { ResponsesStreamObserver } from '../formats/responses/stream-observer.ts';
-import { fromMessagesUsage, fromResponsesUsage, isRecord } from '../observability/usage.ts';
-import { requestAbort, type RequestAbort } from '../upstream/request-abort.ts';
-import { clientResponseHeaders } from '../upstream/headers.ts';
+import { GatewayError } from '../errors.ts';
+import type { Attempt, RequestState } from '../request-state.ts';
 import { servesOperation, speaksFamily, type Operation } from '../upstream/providers.ts';
-import { bytesStream, PassthroughProcessor, readBody, relayStream } from '../upstream/relay.ts';
-import { incompleteBodyError, relayHooks, sendToUpstream } from './upstream-exchange.ts';
-import { simulate } from '../upstream/simulator/simulator.ts';
+import { attemptOrder, stickinessKey } from '../upstream/target-order.ts';
+import type { AttemptOutcome } from './attempt.ts';
 import { countTokensLocally } from './count-tokens.ts';
-import { forwardTranslated } from './translated.ts';
+import { passthroughAttempt } from './passthrough.ts';
+import { translatedAttempt } from './translated.ts';
+import { retryableStatus } from './upstream-exchange.ts';
 
 /**
- * Sends a validated request to the upstream its model routes to and relays the answer.
- * Same format: the body goes out byte-for-byte (bar a model rename) and the upstream's status,
- * body and relevant headers come back unmodified. Other formats go through the translator.
+ * Sends a validated request to the targets its model routes to and relays the first answer.
+ *
+ * Targets are tried in the order of upstream/target-order.ts (the conversation's primary, the
+ * other primaries, then the fallbacks; targets cooling down last). A target that fails before
+ * any byte reached the client in a way another may not (see attempt.ts) hands over to the next,
+ * while the request's deadline allows; an upstream that refused a key (429, 401, 403) is tried
+ * again at once with another of its keys if it has one. The client gets the first answer, or the
+ * last failure. `x-gateway-upstream` names who answered; the log lists every try.
  */
 export async function forward(state: RequestState, deps: GatewayDeps, operation: Operation, clientHeaders: Record<string, string | undefined>): Promise<HandlerResponse> {
   const model = state.model as string;
   const match = deps.router.select(model);
   if (!match) throw new GatewayError('not_found', `No route for model "${model}".`, { code: 'model_not_found', param: 'model' });
-  const { upstream, upstreamModel } = match;
-  state.upstream = upstream.name;
-  state.upstreamModel = upstreamModel;
-  if (!servesOperation(upstream.type, operation)) {
-    if (operation !== 'compact') return countTokensLocally(state);
-    throw new GatewayError('not_implemented', `Remote compaction (/responses/compact) is served by OpenAI upstreams only; "${model}" routes to a ${upstream.type} upstream. Codex compacts locally with a custom provider.`);
+  state.stickyKey = stickinessKey(clientHeaders, state.body, state.key?.id);
+  const queue = attemptOrder(match, state.stickyKey, (target) => deps.health.coolingDown(target));
+  let keyRetries = 0;
+  let last: Extract<AttemptOutcome, { retry: string }> | undefined;
+  let lastTarget: Target | undefined;
+  for (let index = 0; index < queue.length; index++) {
+    const target = queue[index] as Target;
+    if (index > 0 && (Date.now() >= state.deadline || state.abandon?.aborted)) break;
+    // Another key of the same upstream can take over from a refused one, even on the last target.
+    const keyCount = target.upstream.type === 'simulator' ? 0 : (await deps.credentials.keys(target.upstream)).length;
+    const otherKey = keyCount > 1 && deps.health.availableKeys(target.upstream, keyCount) > 1 && keyRetries < MAX_KEY_RETRIES;
+    const attempt: Attempt = { upstream: target.upstream.name, ...(target.upstreamModel === model ? {} : { model: target.upstreamModel }), ms: 0 };
+    state.attempts.push(attempt);
+    const started = Date.now();
+    const outcome = await tryTarget(state, deps, target, operation, clientHeaders, index < queue.length - 1 || otherKey).finally(() => (attempt.ms = Date.now() - started));
+    if ('served' in outcome) {
+      attempt.status = outcome.served.statusCode;
+      if (retryableStatus(outcome.served.statusCode)) deps.health.targetFailed(target);
+      else deps.health.targetSucceeded(target);
+      return tagged(outcome.served, target);
+    }
+    if (outcome.status === undefined) attempt.error = outcome.retry;
+    else attempt.status = outcome.status;
+    last = outcome;
+    lastTarget = target;
+    if (attempt.keyRestedMs !== undefined && otherKey) {
+      keyRetries++;
+      queue.splice(index + 1, 0, target);
+      continue;
+    }
+    deps.health.targetFailed(target);
   }
-  if (operation === 'create' && (!speaksFamily(upstream.type, state.family) || carriesForeignReasoning(upstream.type, state.rawBody as string))) {
-    return forwardTranslated(state, deps, upstream, upstreamModel, clientHeaders);
-  }
-
-  const body = upstreamModel === model ? (state.rawBody as string) : replaceTopLevelString(state.rawBody as string, 'model', upstreamModel);
-  const streaming = state.body?.stream === true;
-  let response: Response;
-  let abort: RequestAbort;
-  if (upstream.type === 'simulator') {
-    abort = requestAbort(state.deadline, state.abandon);
-    state.release.push(abort.release);
-    const parsed = upstreamModel === model ? (state.body as Record<string, unknown>) : { ...state.body, model: upstreamModel };
-    response = simulate(state.family, parsed, upstream.delayMs, abort.signal);
-  } else {
-    ({ response, abort } = await sendToUpstream(state, deps, upstream, clientHeaders, { operation, body, firstByteTimeoutMs: streaming ? deps.settings.firstByteTimeoutMs : undefined }));
-  }
-
-  const headers = clientResponseHeaders(response.headers);
-  state.status = response.status;
-  const eventStream = response.headers.get('content-type')?.startsWith('text/event-stream') === true;
-  if (response.ok && eventStream && response.body) {
-    const observer = state.family === 'messages' ? new MessagesStreamObserver() : new ResponsesStreamObserver(`resp_${state.id}`);
-    const restore = upstreamModel === model ? undefined : modelNameRestorer(state.family, model);
-    const relayed = relayStream(response.body, new PassthroughProcessor(observer, restore), {
-      ...relayHooks(state, abort, deps),
-      onEnd: (outcome) => {
-        state.usage = observer.usage;
-        state.outputBytes = observer.outputBytes;
-        if (outcome !== 'ok') state.outcome = outcome;
-      },
-    });
-    return { statusCode: response.status, headers: { ...headers, 'cache-control': 'no-cache' }, body: relayed };
-  }
-
-  const bytes = await readBody(response).catch((error: unknown) => {
-    throw incompleteBodyError(error, abort);
-  });
-  if (response.ok) recordUsage(state, bytes);
-  state.firstByteAt = Date.now();
-  const answer = response.ok && upstreamModel !== model ? restoreModelInJson(bytes, model) : bytes;
-  return { statusCode: response.status, headers, body: replyBody(answer) };
+  // The last try handed back a failure (its successor never ran): give it as the client would have got it.
+  if (last?.answer && lastTarget) return tagged(last.answer, lastTarget);
+  throw last?.error ?? new GatewayError('upstream_unreachable', `Every upstream for this model failed; the last: ${last?.retry ?? 'none tried'}.`);
 }
 
-/** middy writes a string body without slicing it only up to this many UTF-16 units (#1189). */
-const ONE_WRITE_CHARS = 16_384;
+/** Refused keys replaced by another key of the same upstream, at most, per request. */
+const MAX_KEY_RETRIES = 3;
 
-/**
- * A whole answer as the handler body. middy writes a string straight to the response stream,
- * while a stream body costs a web ReadableStream and a stream.pipeline per answer (about a
- * tenth of the request's CPU, bench/). A string only when it encodes back to the very same
- * bytes (valid UTF-8) and middy will not slice it (it cuts at 16,384 UTF-16 units, which could
- * split a surrogate pair).
- */
-function replyBody(bytes: Uint8Array): string | ReadableStream<Uint8Array> {
-  if (bytes.byteLength > ONE_WRITE_CHARS || !isUtf8(bytes)) return bytesStream(bytes);
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+function tagged(response: HandlerResponse, target: Target): HandlerResponse {
+  response.headers['x-gateway-upstream'] = target.upstream.name;
+  return response;
+}
+
+function tryTarget(state: RequestState, deps: GatewayDeps, target: Target, operation: Operation, clientHeaders: Record<string, string | undefined>, canRetry: boolean): Promise<AttemptOutcome> {
+  const { upstream } = target;
+  state.upstream = upstream.name;
+  state.upstreamModel = target.upstreamModel;
+  if (!servesOperation(upstream.type, operation)) {
+    if (operation !== 'compact') return Promise.resolve({ served: countTokensLocally(state) });
+    throw new GatewayError('not_implemented', `Remote compaction (/responses/compact) is served by OpenAI upstreams only; "${state.model}" routes to a ${upstream.type} upstream. Codex compacts locally with a custom provider.`);
+  }
+  if (operation === 'create' && (!speaksFamily(upstream.type, state.family) || carriesForeignReasoning(upstream.type, state.rawBody as string))) {
+    return translatedAttempt(state, deps, target, clientHeaders, canRetry);
+  }
+  return passthroughAttempt(state, deps, target, operation, clientHeaders, canRetry);
 }
 
 /**
@@ -98,16 +91,3 @@ function replyBody(bytes: Uint8Array): string | ReadableStream<Uint8Array> {
 function carriesForeignReasoning(type: string, rawBody: string): boolean {
   return type !== 'simulator' && rawBody.includes('"gw1.');
 }
-
-/** A JSON answer names the client's model (see model-name.ts); every other byte stays. */
-function restoreModelInJson(bytes: Uint8Array, model: string): Uint8Array {
-  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
-  return parseJsonObject(text) ? Buffer.from(replaceTopLevelString(text, 'model', model)) : bytes;
-}
-
-function recordUsage(state: RequestState, bytes: Uint8Array): void {
-  const usage = parseJsonObject(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'))?.usage;
-  if (!isRecord(usage)) return;
-  state.usage = state.family === 'messages' ? fromMessagesUsage(usage) : fromResponsesUsage(usage);
-}
-

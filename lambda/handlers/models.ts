@@ -27,6 +27,6 @@ export function listMessagesModels(router: Router, state: RequestState): Handler
 /** OpenAI's model list shape. */
 export function listResponsesModels(router: Router, state: RequestState): HandlerResponse {
   const created = Math.floor(Date.parse(LISTED_AT) / 1000);
-  const data = visibleModels(router, state).map((id) => ({ id, object: 'model', created, owned_by: router.select(id)?.upstream.name ?? 'gateway' }));
+  const data = visibleModels(router, state).map((id) => ({ id, object: 'model', created, owned_by: router.select(id)?.targets[0]?.upstream.name ?? 'gateway' }));
   return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ object: 'list', data }) };
 }

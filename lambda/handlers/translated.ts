@@ -1,45 +1,70 @@
-import type { GatewayDeps, HandlerResponse } from '../deps.ts';
-import type { Upstream } from '../config/routing.ts';
+import type { Target } from '../config/routing.ts';
+import type { GatewayDeps } from '../deps.ts';
 import { GatewayError } from '../errors.ts';
 import type { RequestState } from '../request-state.ts';
 import type { IrUsage } from '../translate/ir.ts';
 import { readUpstreamError, renderClientError, StreamTranslator, translateRequest } from '../translate/translator.ts';
+import { isEarlyRetryableError, peekFirstChunk } from '../upstream/first-chunk.ts';
 import type { RequestAbort } from '../upstream/request-abort.ts';
 import { clientResponseHeaders } from '../upstream/headers.ts';
 import { upstreamFormat } from '../upstream/providers.ts';
 import { readBody, relayStream, type StreamProcessor } from '../upstream/relay.ts';
-import { incompleteBodyError, relayHooks, sendToUpstream } from './upstream-exchange.ts';
+import { droppedHeader, type AttemptOutcome } from './attempt.ts';
+import { incompleteBodyError, relayHooks, retryableError, retryableStatus, sendToUpstream } from './upstream-exchange.ts';
 
 const encoder = new TextEncoder();
 
 /**
- * Serves a client from an upstream of another format: the request goes through the IR into the
- * upstream's format (always streaming), and the upstream's stream comes back translated; a
- * non-streaming client gets the accumulated result. What could not be carried is listed in
- * `x-gateway-dropped` and in the log.
+ * One try of a target of another format: the request goes through the IR into the upstream's
+ * format (always streaming), and the upstream's stream comes back translated; a non-streaming
+ * client gets the accumulated result. What could not be carried is listed in
+ * `x-gateway-dropped` and in the log. Failures before any byte reached the client are handed
+ * back as `retry` when another target remains (see passthrough.ts).
  */
-export async function forwardTranslated(state: RequestState, deps: GatewayDeps, upstream: Upstream, upstreamModel: string, clientHeaders: Record<string, string | undefined>): Promise<HandlerResponse> {
+export async function translatedAttempt(state: RequestState, deps: GatewayDeps, target: Target, clientHeaders: Record<string, string | undefined>, canRetry: boolean): Promise<AttemptOutcome> {
+  const { upstream, upstreamModel } = target;
   if (upstream.type === 'simulator') throw new GatewayError('internal', 'The simulator speaks every client format.');
   // Also used between equal formats, to drop reasoning another provider issued (see forward.ts).
   const format = upstreamFormat(upstream.type);
   const translated = translateRequest(state.family, state.body ?? {}, format, { model: upstreamModel, ...(upstream.maxOutputTokens === undefined ? {} : { maxOutputTokens: upstream.maxOutputTokens }), maxTokensField: upstream.maxTokensField });
-  if (translated.dropped.length > 0) state.dropped = translated.dropped;
 
-  const { response, abort } = await sendToUpstream(state, deps, upstream, clientHeaders, {
-    operation: 'create',
-    body: JSON.stringify(translated.body),
-    headers: { accept: 'text/event-stream' },
-    firstByteTimeoutMs: deps.settings.firstByteTimeoutMs,
-  });
+  let exchange: Awaited<ReturnType<typeof sendToUpstream>>;
+  try {
+    exchange = await sendToUpstream(state, deps, target, clientHeaders, {
+      operation: 'create',
+      body: JSON.stringify(translated.body),
+      headers: { accept: 'text/event-stream' },
+      firstByteTimeoutMs: deps.settings.firstByteTimeoutMs,
+    });
+  } catch (error) {
+    if (canRetry && retryableError(error, state)) return { retry: (error as GatewayError).message, error: error as GatewayError };
+    throw error;
+  }
+  const { response, abort } = exchange;
+  const dropped = [...new Set([...translated.dropped, ...exchange.dropped])];
+  if (dropped.length > 0) state.dropped = dropped;
   const { 'content-type': _type, ...passed } = clientResponseHeaders(response.headers);
-  const headers: Record<string, string> = translated.dropped.length > 0 ? { ...passed, 'x-gateway-dropped': translated.dropped.join(', ').replace(/[^\x20-\x7e]/g, '?') } : passed;
+  const headers: Record<string, string> = { ...passed, ...droppedHeader(dropped) };
 
   if (!response.ok || !response.body) {
     const text = Buffer.from(await readBody(response).catch(() => new Uint8Array())).toString('utf8');
     const rendered = renderClientError(state.family, readUpstreamError(format, response.status, text), state.id);
+    const answer = { statusCode: rendered.status, headers: { ...headers, 'content-type': 'application/json' }, body: rendered.body };
+    if (canRetry && retryableStatus(response.status)) return { retry: `status ${response.status}`, status: response.status, answer };
     state.status = rendered.status;
     state.outcome = 'upstream_error';
-    return { statusCode: rendered.status, headers: { ...headers, 'content-type': 'application/json' }, body: rendered.body };
+    return { served: answer };
+  }
+
+  let source = response.body;
+  if (canRetry) {
+    const peeked = await peekFirstChunk(source, abort, deps.settings.firstByteTimeoutMs);
+    if ('failure' in peeked) return { retry: peeked.failure };
+    if (isEarlyRetryableError(peeked.first)) {
+      await peeked.stream.cancel().catch(() => {});
+      return { retry: 'error event in place of the answer' };
+    }
+    source = peeked.stream;
   }
 
   const translator = new StreamTranslator(state.family, format, { model: state.model as string, tools: translated.ir.tools, request: translated.ir });
@@ -49,10 +74,10 @@ export async function forwardTranslated(state: RequestState, deps: GatewayDeps, 
     if (usage.inputTokens + usage.outputTokens + usage.cacheReadTokens + usage.cacheWriteTokens > 0) state.usage = toLogUsage(usage);
     state.outputBytes = translator.outputBytes;
   };
-  if (!translated.ir.stream) return collect(state, response.body, translator, abort, headers, recordUsage);
+  if (!translated.ir.stream) return collect(state, source, translator, abort, headers, recordUsage, canRetry);
 
   state.status = 200;
-  const body = relayStream(response.body, translationProcessor(translator), {
+  const body = relayStream(source, translationProcessor(translator), {
     ...relayHooks(state, abort, deps),
     keepaliveMs: deps.settings.keepaliveMs,
     onEnd: (outcome) => {
@@ -61,7 +86,7 @@ export async function forwardTranslated(state: RequestState, deps: GatewayDeps, 
       else if (translator.error) state.outcome = 'upstream_error';
     },
   });
-  return { statusCode: 200, headers: { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' }, body };
+  return { served: { statusCode: 200, headers: { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' }, body } };
 }
 
 function translationProcessor(translator: StreamTranslator): StreamProcessor {
@@ -81,26 +106,31 @@ function translationProcessor(translator: StreamTranslator): StreamProcessor {
 }
 
 /** Non-streaming clients: read the whole upstream stream, then answer with the result or a proper error status. */
-async function collect(state: RequestState, body: ReadableStream<Uint8Array>, translator: StreamTranslator, abort: RequestAbort, headers: Record<string, string>, recordUsage: () => void): Promise<HandlerResponse> {
+async function collect(state: RequestState, body: ReadableStream<Uint8Array>, translator: StreamTranslator, abort: RequestAbort, headers: Record<string, string>, recordUsage: () => void, canRetry: boolean): Promise<AttemptOutcome> {
   try {
     for await (const chunk of body) {
       translator.push(chunk);
       if (translator.finished) break;
     }
   } catch (error) {
-    throw incompleteBodyError(error, abort);
+    const failure = incompleteBodyError(error, abort);
+    if (canRetry && retryableError(failure, state)) return { retry: failure.message, error: failure };
+    throw failure;
   }
   translator.end();
   recordUsage();
   state.firstByteAt = Date.now();
   if (translator.error) {
     const rendered = renderClientError(state.family, translator.error, state.id);
+    const answer = { statusCode: rendered.status, headers: { ...headers, 'content-type': 'application/json' }, body: rendered.body };
+    // Nothing has reached the client yet: an upstream that failed mid-way may be replaced.
+    if (canRetry && retryableStatus(rendered.status)) return { retry: `error in the stream (${rendered.status})`, status: rendered.status, answer };
     state.status = rendered.status;
     state.outcome = 'upstream_error';
-    return { statusCode: rendered.status, headers: { ...headers, 'content-type': 'application/json' }, body: rendered.body };
+    return { served: answer };
   }
   state.status = 200;
-  return { statusCode: 200, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(translator.result()) };
+  return { served: { statusCode: 200, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(translator.result()) } };
 }
 
 function toLogUsage(usage: IrUsage) {

@@ -1,38 +1,72 @@
-import type { Upstream } from '../config/routing.ts';
+import type { Target } from '../config/routing.ts';
 import { GatewayError } from '../errors.ts';
 import type { GatewayDeps } from '../deps.ts';
 import type { RequestState } from '../request-state.ts';
 import { callUpstream, isTimeout } from '../upstream/call-upstream.ts';
-import { upstreamRequestHeaders } from '../upstream/headers.ts';
-import { providerHeaders, upstreamUrl, type Operation } from '../upstream/providers.ts';
+import { adaptResponse, providerRequest, type Operation } from '../upstream/providers.ts';
 import type { RelayHooks } from '../upstream/relay.ts';
 import { abandonedError, abandonedFailure, isAbandonReason, requestAbort, type RequestAbort } from '../upstream/request-abort.ts';
 
+export interface Exchange {
+  response: Response;
+  abort: RequestAbort;
+  /** What the provider could not take (removed from the request). */
+  dropped: string[];
+}
+
 /**
- * Sends one request to a (non-simulator) upstream, passthrough or translated alike: the
- * request's abort handle (released when the response ends), the upstream's credential, the
- * forwarded client headers plus the provider's own, and a fresh credential read after a 401.
+ * Sends one request to a (non-simulator) target, passthrough or translated alike: the request's
+ * abort handle (released when the response ends), the upstream's key for this conversation (or
+ * its AWS signature), the forwarded client headers plus the provider's own. A key the upstream
+ * refused rests (429: for its retry-after; 401/403: longer, and the credentials are read again).
  */
 export async function sendToUpstream(
   state: RequestState,
   deps: GatewayDeps,
-  upstream: Upstream,
+  target: Target,
   clientHeaders: Record<string, string | undefined>,
   request: { operation: Operation; body: string; headers?: Record<string, string>; firstByteTimeoutMs: number | undefined },
-): Promise<{ response: Response; abort: RequestAbort }> {
+): Promise<Exchange> {
+  const { upstream } = target;
   const abort = requestAbort(state.deadline, state.abandon);
   state.release.push(abort.release);
-  const credential = await deps.credentials.get(upstream);
-  const response = await callUpstream({
-    url: upstreamUrl(upstream, request.operation),
-    headers: { ...upstreamRequestHeaders(clientHeaders, upstream.type), ...providerHeaders(upstream, credential, clientHeaders), ...request.headers },
-    body: request.body,
-    abort,
-    firstByteTimeoutMs: request.firstByteTimeoutMs,
-    fetch: deps.fetch,
-  });
-  if (response.status === 401) deps.credentials.invalidate();
-  return { response, abort };
+  const keys = await deps.credentials.keys(upstream);
+  const keyIndex = keys.length > 0 ? deps.health.pickKey(upstream, keys.length, state.stickyKey ?? '') : undefined;
+  const call = await providerRequest(upstream, request.operation, target.upstreamModel, request.body, { ...clientHeaders, ...request.headers }, keyIndex === undefined ? undefined : keys[keyIndex]);
+  const attempt = state.attempts.at(-1);
+  if (attempt && keyIndex !== undefined && keys.length > 1) attempt.key = keyIndex;
+  const response = adaptResponse(upstream, await callUpstream({ url: call.url, headers: call.headers, body: call.body, abort, firstByteTimeoutMs: request.firstByteTimeoutMs, fetch: deps.fetch }));
+  if (keyIndex !== undefined && (response.status === 429 || response.status === 401 || response.status === 403)) {
+    const restedMs = deps.health.restKey(upstream, keyIndex, response.status, retryAfterMs(response.headers));
+    if (attempt) attempt.keyRestedMs = restedMs;
+    if (response.status !== 429) deps.credentials.invalidate();
+  }
+  return { response, abort, dropped: call.dropped };
+}
+
+/** Statuses another target may well not have: timeouts, rate limits, server errors, Anthropic's overload. */
+const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([408, 429, 500, 502, 503, 504, 529]);
+
+export function retryableStatus(status: number): boolean {
+  return RETRYABLE_STATUSES.has(status);
+}
+
+/** A failure to reach the upstream or to get its headers in time (not the request's own deadline). */
+export function retryableError(error: unknown, state: RequestState): boolean {
+  if (!(error instanceof GatewayError)) return false;
+  return (error.kind === 'upstream_unreachable' || error.kind === 'upstream_timeout') && Date.now() < state.deadline && !state.abandon?.aborted;
+}
+
+/** `retry-after` (seconds or an HTTP date) or `retry-after-ms`, in milliseconds. */
+export function retryAfterMs(headers: Headers): number | undefined {
+  const ms = Number(headers.get('retry-after-ms'));
+  if (Number.isFinite(ms) && ms > 0) return ms;
+  const value = headers.get('retry-after');
+  if (value === null) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
 
 /** The relay hooks every upstream stream shares: first byte, cancellation, failure wording, idle limit. */
@@ -59,6 +93,6 @@ export function relayHooks(state: RequestState, abort: RequestAbort, deps: Gatew
 export function incompleteBodyError(error: unknown, abort: RequestAbort): GatewayError {
   const reason: unknown = abort.signal.reason;
   if (isAbandonReason(reason)) return abandonedError(reason, error);
-  if (isTimeout(abort.signal.reason)) return new GatewayError('upstream_timeout', 'The upstream did not finish in time.', { cause: error });
+  if (isTimeout(reason)) return new GatewayError('upstream_timeout', 'The upstream did not finish in time.', { cause: error });
   return new GatewayError('upstream_unreachable', 'The upstream connection failed before the response was complete.', { cause: error });
 }

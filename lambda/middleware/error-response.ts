@@ -18,6 +18,7 @@ export function errorResponse(): GatewayMiddleware {
         startedAt: Date.now(),
         family: familyOfPath(request.event?.rawPath ?? ''),
         deadline: Date.now(),
+        attempts: [],
         pending: [],
         release: [],
       });

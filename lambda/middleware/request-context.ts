@@ -26,6 +26,7 @@ export function requestContext(settings: Settings): GatewayMiddleware {
         startedAt: now,
         family: familyOfPath(event.rawPath),
         deadline: now + Math.max(1_000, remaining - settings.deadlineMarginMs),
+        attempts: [],
         pending: [],
         release: [],
       };

@@ -28,6 +28,8 @@ export function requestLogLine(state: RequestState): string {
     usageRecordFailed: state.usageRecordFailed,
     dropped: state.dropped,
     cappedOutputTokens: state.cappedOutputTokens,
+    // Every target tried, when a route tried more than one (fallbacks, another key).
+    attempts: state.attempts.length > 1 ? state.attempts : undefined,
     cause: state.cause,
   });
 }

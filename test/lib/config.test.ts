@@ -53,7 +53,7 @@ describe('parseGatewayConfig', () => {
     });
     expect(message).toContain('gateway.routing');
     expect(message).toContain('upstreams.main.apiKeyEnv: must be an environment variable name');
-    expect(message).toContain('routes: every route must name an upstream defined in "upstreams"');
+    expect(message).toContain('routes.0.upstream: unknown upstream "missing" (defined: main)');
   });
 
   test('requires exactly one of routing and routingFile', () => {

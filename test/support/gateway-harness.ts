@@ -8,6 +8,7 @@ import { createGateway } from '../../lambda/gateway.ts';
 import type { GatewayDeps } from '../../lambda/deps.ts';
 import { EnvCredentials, type CredentialSource } from '../../lambda/upstream/credentials.ts';
 import { nodeHttpFetch } from '../../lambda/upstream/node-http-fetch.ts';
+import { UpstreamHealth, type HealthOptions } from '../../lambda/upstream/upstream-health.ts';
 import { ensureKeyTable, ensureUsageTable, localDynamoClient, startEmbeddedStore, type EmbeddedStore } from '../../bin/local/embedded-store.ts';
 import { DynamoUsageStore } from '../../lambda/usage/usage-store.ts';
 import { UsageRecorder } from '../../lambda/usage/usage-recorder.ts';
@@ -19,6 +20,8 @@ export interface HarnessOptions {
   /** Environment the upstream credentials are read from (EnvCredentials). */
   env?: NodeJS.ProcessEnv;
   credentials?: CredentialSource;
+  /** Cooldowns and key rests (e.g. a test clock). */
+  health?: Partial<HealthOptions>;
   functionTimeoutMs?: number;
   fetch?: typeof fetch;
   /** Another gateway instance's tables: both instances then share keys, usage and limits (as Lambda instances do). */
@@ -65,6 +68,7 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
     router: createRouter(parseRoutingConfig(options.config)),
     keys: store,
     credentials: options.credentials ?? new EnvCredentials(options.env ?? {}),
+    health: new UpstreamHealth(options.health),
     usage: recorder,
     settings,
     log: (line) => {

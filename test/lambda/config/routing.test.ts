@@ -19,10 +19,10 @@ describe('routing config', () => {
   const router = createRouter(parseRoutingConfig(config));
 
   test('first matching route wins, with the optional rename', () => {
-    expect(router.select('claude-opus-4-8')).toMatchObject({ upstream: { name: 'anthropic' }, upstreamModel: 'claude-opus-4-8' });
-    expect(router.select('team-fast')).toMatchObject({ upstream: { name: 'local', baseUrl: 'http://127.0.0.1:9000/v1' }, upstreamModel: 'qwen3-coder' });
-    expect(router.select('gpt-5.5')?.upstream.name).toBe('local');
-    expect(router.select('gpt-5.55')?.upstream.name).toBe('sim');
+    expect(router.select('claude-opus-4-8')).toMatchObject({ targets: [{ upstream: { name: 'anthropic' }, upstreamModel: 'claude-opus-4-8', weight: 1 }], fallbacks: [] });
+    expect(router.select('team-fast')).toMatchObject({ targets: [{ upstream: { name: 'local', baseUrl: 'http://127.0.0.1:9000/v1' }, upstreamModel: 'qwen3-coder' }] });
+    expect(router.select('gpt-5.5')?.targets[0]?.upstream.name).toBe('local');
+    expect(router.select('gpt-5.55')?.targets[0]?.upstream.name).toBe('sim');
   });
 
   test('default base addresses, and only concrete ids are listed', () => {
@@ -38,12 +38,75 @@ describe('routing config', () => {
 
   test.each([
     [{ upstreams: {}, routes: [] }, 'routes'],
-    [{ upstreams: { a: { type: 'bedrock' } }, routes: [{ model: '*', upstream: 'a' }] }, 'upstreams.a.type'],
+    [{ upstreams: { a: { type: 'vertex' } }, routes: [{ model: '*', upstream: 'a' }] }, 'upstreams.a.type'],
     [{ upstreams: { a: { type: 'openai', baseUrl: 'ftp://x' } }, routes: [{ model: '*', upstream: 'a' }] }, 'upstreams.a.baseUrl'],
     [{ upstreams: { a: { type: 'openai', apiKeyEnv: 'not a name' } }, routes: [{ model: '*', upstream: 'a' }] }, 'upstreams.a.apiKeyEnv'],
     [{ upstreams: { a: { type: 'simulator' } }, routes: [{ model: '*', upstream: 'b' }] }, 'routes'],
     [{ upstreams: { a: { type: 'simulator', extra: 1 } }, routes: [{ model: '*', upstream: 'a' }] }, 'upstreams.a'],
   ])('a bad config names the field at fault (%#)', (bad, field) => {
     expect(() => parseRoutingConfig(bad)).toThrow(new RegExp(`- ${field.replace('.', '\\.')}`));
+  });
+});
+
+describe('targets, fallbacks and credentials', () => {
+  const upstreams = {
+    ant: { type: 'anthropic', apiKeyEnv: ['ANT_KEY_1', 'ANT_KEY_2'] },
+    br: { type: 'bedrock', region: 'us-east-1' },
+    mantle: { type: 'openai', baseUrl: 'https://bedrock-mantle.us-west-2.api.aws/v1', aws: { service: 'bedrock-mantle', region: 'us-west-2' } },
+    oai: { type: 'openai', apiKeyEnv: 'OPENAI_API_KEY' },
+  };
+
+  test('weighted primaries and ordered fallbacks, each with its own model name', () => {
+    const router = createRouter(
+      parseRoutingConfig({
+        upstreams,
+        routes: [
+          { model: 'claude-*', targets: [{ upstream: 'ant', weight: 3 }, { upstream: 'br', upstreamModel: 'us.anthropic.claude-sonnet-5-v1:0' }], fallbacks: [{ upstream: 'oai', upstreamModel: 'gpt-5.5' }] },
+        ],
+      }),
+    );
+    expect(router.select('claude-sonnet-5')).toMatchObject({
+      targets: [
+        { upstream: { name: 'ant' }, upstreamModel: 'claude-sonnet-5', weight: 3 },
+        { upstream: { name: 'br' }, upstreamModel: 'us.anthropic.claude-sonnet-5-v1:0', weight: 1 },
+      ],
+      fallbacks: [{ upstream: { name: 'oai' }, upstreamModel: 'gpt-5.5' }],
+    });
+  });
+
+  test('keys as a list; Bedrock signed for its region by default; any upstream may sign with SigV4', () => {
+    const router = createRouter(parseRoutingConfig({ upstreams, routes: [{ model: '*', upstream: 'ant' }] }));
+    expect(router.upstreams.get('ant')).toMatchObject({ apiKeyEnvs: ['ANT_KEY_1', 'ANT_KEY_2'], aws: undefined });
+    expect(router.upstreams.get('br')).toMatchObject({ baseUrl: 'https://bedrock-runtime.us-east-1.amazonaws.com', apiKeyEnvs: [], aws: { service: 'bedrock', region: 'us-east-1' } });
+    expect(router.upstreams.get('mantle')).toMatchObject({ aws: { service: 'bedrock-mantle', region: 'us-west-2' }, apiKeyEnvs: [] });
+    expect(router.upstreams.get('oai')?.apiKeyEnvs).toEqual(['OPENAI_API_KEY']);
+    // A Bedrock API key (bearer) instead of SigV4.
+    const keyed = createRouter(parseRoutingConfig({ upstreams: { br: { type: 'bedrock', region: 'eu-west-1', apiKeyEnv: 'AWS_BEARER_TOKEN_BEDROCK' } }, routes: [{ model: '*', upstream: 'br' }] }));
+    expect(keyed.upstreams.get('br')).toMatchObject({ aws: undefined, apiKeyEnvs: ['AWS_BEARER_TOKEN_BEDROCK'] });
+  });
+
+  test('every mistake is named, each at its field', () => {
+    let message = '';
+    try {
+      parseRoutingConfig({
+        upstreams: { ...upstreams, bad: { type: 'bedrock' }, both: { type: 'openai', apiKeyEnv: 'K', aws: { service: 'x', region: 'us-east-1' } } },
+        routes: [
+          { model: 'a', upstream: 'ant', fallbacks: [{ upstream: 'nope' }, { upstream: 'ant' }] },
+          { model: 'b', targets: [{ upstream: 'ant', weight: 0 }, { upstream: 'br', weight: -2 }] },
+          { model: 'c' },
+          { model: 'd', upstream: 'ant', targets: [{ upstream: 'br' }] },
+        ],
+      });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toContain('- upstreams.bad.region: a bedrock upstream needs its AWS region');
+    expect(message).toContain('- upstreams.both: give "aws" (SigV4) or "apiKeyEnv" (API keys), not both');
+    expect(message).toContain('- routes.0.fallbacks.0.upstream: unknown upstream "nope"');
+    expect(message).toContain('- routes.0.fallbacks.1: fallback ant/a repeats an earlier target of this route (a fallback cycle)');
+    expect(message).toContain('- routes.1.targets.0.weight: weight must be a number above 0');
+    expect(message).toContain('- routes.1.targets.1.weight: weight must be a number above 0');
+    expect(message).toContain('- routes.2: give either "upstream" or "targets"');
+    expect(message).toContain('- routes.3: give either "upstream" or "targets"');
   });
 });

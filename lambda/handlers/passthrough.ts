@@ -1,0 +1,121 @@
+import { isUtf8 } from 'node:buffer';
+import type { Target } from '../config/routing.ts';
+import type { GatewayDeps } from '../deps.ts';
+import type { GatewayError } from '../errors.ts';
+import { parseJsonObject, replaceTopLevelString } from '../formats/json-fields.ts';
+import { MessagesStreamObserver } from '../formats/messages/stream-observer.ts';
+import { modelNameRestorer } from '../formats/model-name.ts';
+import { ResponsesStreamObserver } from '../formats/responses/stream-observer.ts';
+import { fromMessagesUsage, fromResponsesUsage, isRecord } from '../observability/usage.ts';
+import type { RequestState } from '../request-state.ts';
+import { isEarlyRetryableError, peekFirstChunk } from '../upstream/first-chunk.ts';
+import { clientResponseHeaders } from '../upstream/headers.ts';
+import type { Operation } from '../upstream/providers.ts';
+import { bytesStream, PassthroughProcessor, readBody, relayStream } from '../upstream/relay.ts';
+import { requestAbort, type RequestAbort } from '../upstream/request-abort.ts';
+import { simulate } from '../upstream/simulator/simulator.ts';
+import { droppedHeader, type AttemptOutcome } from './attempt.ts';
+import { incompleteBodyError, relayHooks, retryableError, retryableStatus, sendToUpstream } from './upstream-exchange.ts';
+
+/**
+ * One try of a target that speaks the client's format: the body goes out byte-for-byte (bar a
+ * model rename) and the upstream's status, body and relevant headers come back unmodified.
+ * When another target remains (`canRetry`), a failure before any byte reached the client is
+ * handed back as `retry`: a retryable status, no connection, no headers in time, or, for
+ * streams, a reset or an error event in place of the first event. Otherwise nothing is peeked:
+ * a route without fallbacks behaves exactly as a plain relay.
+ */
+export async function passthroughAttempt(state: RequestState, deps: GatewayDeps, target: Target, operation: Operation, clientHeaders: Record<string, string | undefined>, canRetry: boolean): Promise<AttemptOutcome> {
+  const model = state.model as string;
+  const { upstream, upstreamModel } = target;
+  const streaming = state.body?.stream === true;
+  let response: Response;
+  let abort: RequestAbort;
+  let dropped: string[] = [];
+  if (upstream.type === 'simulator') {
+    abort = requestAbort(state.deadline, state.abandon);
+    state.release.push(abort.release);
+    const parsed = upstreamModel === model ? (state.body as Record<string, unknown>) : { ...state.body, model: upstreamModel };
+    response = simulate(state.family, parsed, upstream.delayMs, abort.signal);
+  } else {
+    const body = upstreamModel === model ? (state.rawBody as string) : replaceTopLevelString(state.rawBody as string, 'model', upstreamModel);
+    try {
+      ({ response, abort, dropped } = await sendToUpstream(state, deps, target, clientHeaders, { operation, body, firstByteTimeoutMs: streaming ? deps.settings.firstByteTimeoutMs : undefined }));
+    } catch (error) {
+      if (canRetry && retryableError(error, state)) return { retry: (error as GatewayError).message, error: error as GatewayError };
+      throw error;
+    }
+  }
+  if (dropped.length > 0) state.dropped = dropped;
+  const headers = { ...clientResponseHeaders(response.headers), ...droppedHeader(dropped) };
+  if (canRetry && retryableStatus(response.status)) {
+    const bytes = await readBody(response).catch(() => new Uint8Array());
+    return { retry: `status ${response.status}`, status: response.status, answer: { statusCode: response.status, headers, body: replyBody(bytes) } };
+  }
+
+  state.status = response.status;
+  const eventStream = response.headers.get('content-type')?.startsWith('text/event-stream') === true;
+  if (response.ok && eventStream && response.body) {
+    let source = response.body;
+    if (canRetry) {
+      const peeked = await peekFirstChunk(source, abort, deps.settings.firstByteTimeoutMs);
+      if ('failure' in peeked) return { retry: peeked.failure };
+      if (isEarlyRetryableError(peeked.first)) {
+        await peeked.stream.cancel().catch(() => {});
+        return { retry: 'error event in place of the answer' };
+      }
+      source = peeked.stream;
+    }
+    const observer = state.family === 'messages' ? new MessagesStreamObserver() : new ResponsesStreamObserver(`resp_${state.id}`);
+    const restore = upstreamModel === model ? undefined : modelNameRestorer(state.family, model);
+    const relayed = relayStream(source, new PassthroughProcessor(observer, restore), {
+      ...relayHooks(state, abort, deps),
+      onEnd: (outcome) => {
+        state.usage = observer.usage;
+        state.outputBytes = observer.outputBytes;
+        if (outcome !== 'ok') state.outcome = outcome;
+      },
+    });
+    return { served: { statusCode: response.status, headers: { ...headers, 'cache-control': 'no-cache' }, body: relayed } };
+  }
+
+  let bytes: Uint8Array;
+  try {
+    bytes = await readBody(response);
+  } catch (error) {
+    const failure = incompleteBodyError(error, abort);
+    if (canRetry && retryableError(failure, state)) return { retry: failure.message, error: failure };
+    throw failure;
+  }
+  if (response.ok) recordUsage(state, bytes);
+  state.firstByteAt = Date.now();
+  const answer = response.ok && upstreamModel !== model ? restoreModelInJson(bytes, model) : bytes;
+  return { served: { statusCode: response.status, headers, body: replyBody(answer) } };
+}
+
+/** middy writes a string body without slicing it only up to this many UTF-16 units (#1189). */
+const ONE_WRITE_CHARS = 16_384;
+
+/**
+ * A whole answer as the handler body. middy writes a string straight to the response stream,
+ * while a stream body costs a web ReadableStream and a stream.pipeline per answer (about a
+ * tenth of the request's CPU, bench/). A string only when it encodes back to the very same
+ * bytes (valid UTF-8) and middy will not slice it (it cuts at 16,384 UTF-16 units, which could
+ * split a surrogate pair).
+ */
+function replyBody(bytes: Uint8Array): string | ReadableStream<Uint8Array> {
+  if (bytes.byteLength > ONE_WRITE_CHARS || !isUtf8(bytes)) return bytesStream(bytes);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+}
+
+/** A JSON answer names the client's model (see model-name.ts); every other byte stays. */
+function restoreModelInJson(bytes: Uint8Array, model: string): Uint8Array {
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  return parseJsonObject(text) ? Buffer.from(replaceTopLevelString(text, 'model', model)) : bytes;
+}
+
+function recordUsage(state: RequestState, bytes: Uint8Array): void {
+  const usage = parseJsonObject(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'))?.usage;
+  if (!isRecord(usage)) return;
+  state.usage = state.family === 'messages' ? fromMessagesUsage(usage) : fromResponsesUsage(usage);
+}

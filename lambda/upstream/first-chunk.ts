@@ -1,0 +1,58 @@
+import type { RequestAbort } from './request-abort.ts';
+
+const decoder = new TextDecoder();
+
+export type Peeked = { stream: ReadableStream<Uint8Array>; first: Uint8Array } | { failure: string };
+
+/**
+ * Reads a stream's first chunk before the answer is committed to the client, so a failure that
+ * comes right after the headers (a reset, an empty body, an overload reported as the first event)
+ * still counts as "before any byte reached the client" and another target can be tried. The
+ * stream handed back yields that chunk, then the rest, pull by pull (no queue).
+ */
+export async function peekFirstChunk(body: ReadableStream<Uint8Array>, abort: RequestAbort, timeoutMs: number): Promise<Peeked> {
+  const reader = body.getReader();
+  const timer = setTimeout(() => abort.abort('first-byte-timeout'), timeoutMs);
+  let first: Uint8Array;
+  try {
+    const result = await reader.read();
+    if (result.done) return { failure: 'empty stream' };
+    first = result.value;
+  } catch (error) {
+    reader.cancel().catch(() => {});
+    return { failure: abort.signal.reason === 'first-byte-timeout' ? 'no first event in time' : `reset after headers (${error instanceof Error ? error.message : String(error)})` };
+  } finally {
+    clearTimeout(timer);
+  }
+  let handedOver = false;
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        if (!handedOver) {
+          handedOver = true;
+          controller.enqueue(first);
+          return;
+        }
+        const next = await reader.read();
+        if (next.done) controller.close();
+        else controller.enqueue(next.value);
+      },
+      cancel: (reason) => reader.cancel(reason),
+    },
+    { highWaterMark: 0 },
+  );
+  return { stream, first };
+}
+
+/** Error types an upstream reports as its first event when it cannot serve now (another target may). */
+const RETRYABLE_EARLY = /"(?:type|code)"\s*:\s*"(?:overloaded_error|api_error|rate_limit_error|server_error|server_is_overloaded|rate_limit_exceeded)"/;
+
+/**
+ * True when a stream's first chunk is the upstream's own error instead of an answer: Anthropic
+ * may answer 200 and then `event: error` (overloaded), OpenAI `response.failed` or `error`.
+ */
+export function isEarlyRetryableError(first: Uint8Array): boolean {
+  const text = decoder.decode(first.subarray(0, 4_096));
+  const errorEvent = /^event:\s*error\s*$/m.test(text) || /"type"\s*:\s*"(?:error|response\.failed)"/.test(text);
+  return errorEvent && RETRYABLE_EARLY.test(text);
+}

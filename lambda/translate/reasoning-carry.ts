@@ -6,6 +6,12 @@ import type { ReasoningCarrier } from './ir.ts';
  * thinking block (signature + text, or redacted data) in an OpenAI `encrypted_content`. Clients
  * echo these back untouched, so the next request can hand each provider exactly what it issued.
  * Tokens without the prefix are native to the format they arrived in.
+ *
+ * "Anthropic" here means every platform serving Claude's Messages format, Amazon Bedrock
+ * included: Anthropic documents that thinking signatures "are compatible across platforms (Claude
+ * APIs, Amazon Bedrock, and Google Cloud)" (https://platform.claude.com/docs/en/build-with-claude/extended-thinking,
+ * "Thinking encryption"). So a fallback from the Anthropic API to Bedrock (or back) keeps the
+ * conversation's thinking blocks, while an OpenAI-side target treats them as foreign reasoning.
  */
 const PREFIX = 'gw1.';
 

@@ -3,7 +3,8 @@ import * as z from 'zod/mini';
 /**
  * What the gateway itself reads from a Messages request. Objects are loose: every field the
  * gateway does not read passes through to the upstream untouched.
- * @see ../../../../shared/reference/wire-formats.md §1.2
+ * @see docs/wire-formats.md §1.2
+ * @see https://docs.claude.com/en/api/messages
  */
 const Message = z.looseObject({
   role: z.string(),

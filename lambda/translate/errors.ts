@@ -3,7 +3,7 @@ import type { IrError, IrErrorCategory } from './ir.ts';
 /**
  * Upstream errors re-enveloped for the client's format. Both coding agents recognise context
  * overflow, overload and rate limits only by these exact forms, so they are mapped precisely.
- * @see ../../../shared/reference/wire-formats.md §4.8
+ * @see docs/wire-formats.md §4.8
  */
 const obj = (value: unknown): Record<string, unknown> => (typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {});
 

@@ -1,6 +1,6 @@
 import type { IrStopReason } from './ir.ts';
 
-/** @see ../../../shared/reference/wire-formats.md §4.6 */
+/** @see docs/wire-formats.md §4.6 */
 const FROM_MESSAGES: Record<string, IrStopReason> = {
   end_turn: 'end_turn',
   max_tokens: 'max_tokens',

@@ -3,7 +3,7 @@ import type { IrUsage } from './ir.ts';
 /**
  * Usage between formats. IR (and Anthropic) input excludes cache reads and writes; OpenAI's
  * input/prompt counts include them.
- * @see ../../../shared/reference/wire-formats.md §4.7
+ * @see docs/wire-formats.md §4.7
  */
 export const EMPTY_USAGE: IrUsage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
 

@@ -5,8 +5,9 @@ import { fixture, sendJson, sendSse, sseEvents, startUpstream, type UpstreamStub
 import { validateMessagesStream } from '../support/stream-validators.ts';
 
 /**
- * One test per failure that peer gateways are known for (shared/reference/peer-gateways.md §2,
- * numbered as there) and that could apply to this gateway.
+ * One test per failure that peer gateways are known for and that could apply to this gateway,
+ * numbered as in docs/peer-gateway-failures.md (which links the public reports).
+ * @see docs/peer-gateway-failures.md
  */
 let ant: UpstreamStub;
 let oai: UpstreamStub;

@@ -1,5 +1,5 @@
 /**
- * What the real clients require of a stream (clients.md, wire-formats.md §1.6 and §2.6),
+ * What the real clients require of a stream (docs/wire-formats.md §1.4 and §2.4),
  * checked event by event. They throw with the first violation.
  */
 type Json = Record<string, any>;

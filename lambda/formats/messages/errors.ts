@@ -2,7 +2,8 @@ import type { ErrorKind, GatewayError } from '../../errors.ts';
 
 /**
  * Anthropic Messages error envelope: `{"type":"error","error":{"type","message"},"request_id"}`.
- * @see ../../../../shared/reference/wire-formats.md §1.7
+ * @see docs/wire-formats.md §1.5
+ * @see https://docs.claude.com/en/api/errors
  */
 const ERROR_TYPE: Record<ErrorKind, string> = {
   invalid_request: 'invalid_request_error',

@@ -4,7 +4,8 @@ import { ModelName } from '../model-name.ts';
 /**
  * What the gateway itself reads from a Messages request. Objects are loose: every field the
  * gateway does not read passes through to the upstream untouched.
- * https://docs.anthropic.com/en/api/messages
+ * @see docs/wire-formats.md §1.2
+ * @see https://docs.claude.com/en/api/messages
  */
 const Message = z.looseObject({
   role: z.string(),

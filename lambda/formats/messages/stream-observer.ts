@@ -9,7 +9,8 @@ const DELTA_ENVELOPE_BYTES = 100;
 /**
  * Messages streams: usage comes from `message_start` and the cumulative `message_delta`;
  * `message_stop` (or the upstream's own `error` event) ends the stream.
- * @see ../../../../shared/reference/wire-formats.md §1.6
+ * @see docs/wire-formats.md §1.4
+ * @see https://docs.claude.com/en/api/messages-streaming
  */
 export class MessagesStreamObserver implements StreamObserver {
   finished = false;

@@ -2,7 +2,8 @@ import type { ErrorKind, GatewayError } from '../../errors.ts';
 
 /**
  * OpenAI error envelope: `{"error":{"message","type","param","code"}}`.
- * @see ../../../../shared/reference/wire-formats.md §2.7
+ * @see docs/wire-formats.md §2.5
+ * @see https://platform.openai.com/docs/guides/error-codes
  */
 const ERROR_TYPE: Record<ErrorKind, [type: string, code: string | null]> = {
   invalid_request: ['invalid_request_error', null],

@@ -5,7 +5,8 @@ import { ModelName } from '../model-name.ts';
  * What the gateway itself reads from a Responses request; everything else passes through.
  * `input` items are open: Codex sends many item types (`reasoning`, `custom_tool_call`,
  * `additional_tools`...) that only the upstream interprets.
- * https://platform.openai.com/docs/api-reference/responses/create
+ * @see docs/wire-formats.md §2.2
+ * @see https://platform.openai.com/docs/api-reference/responses/create
  */
 export const ResponsesRequest = z.looseObject({
   model: ModelName,

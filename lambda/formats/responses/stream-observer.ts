@@ -10,7 +10,8 @@ const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response
  * Responses streams: usage comes from the terminal `response.completed` / `.incomplete` /
  * `.failed`. To end a broken stream the observer emits `response.failed` continuing the
  * upstream's `sequence_number`s, which Codex treats as a retryable server error.
- * @see ../../../../shared/reference/wire-formats.md §2.6
+ * @see docs/wire-formats.md §2.4
+ * @see https://platform.openai.com/docs/api-reference/responses-streaming
  */
 export class ResponsesStreamObserver implements StreamObserver {
   finished = false;

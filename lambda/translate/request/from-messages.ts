@@ -5,7 +5,8 @@ import { BILLING_HEADER, isObject, num, objects, str, type Json } from './shared
 
 /**
  * Anthropic Messages request -> IR.
- * @see ../../../../shared/reference/wire-formats.md §1.2-1.4, §4.1-4.5
+ * @see docs/wire-formats.md §1.2-1.3, §4.1-4.5
+ * @see https://docs.claude.com/en/api/messages
  */
 export function parseMessagesRequest(body: Json): IrRequest {
   const dropped = new Set<string>();

@@ -7,7 +7,8 @@ import { isObject, num, objects, parseArguments, parseDataUrl, str, type Json } 
  * OpenAI Responses request -> IR. Codex sends its base prompt as `developer` messages, every
  * item with an `id`, tools in namespaces or as freeform `custom` tools, and (in "lite" mode) tool
  * lists as `additional_tools` input items; all of these are understood here.
- * @see ../../../../shared/reference/wire-formats.md §2.2-2.4, §4; clients.md §2.3-2.5
+ * @see docs/wire-formats.md §2.2-2.3, §4.1-4.5
+ * @see https://platform.openai.com/docs/api-reference/responses/create
  */
 export function parseResponsesRequest(body: Json): IrRequest {
   if (body.previous_response_id !== undefined && body.previous_response_id !== null) {

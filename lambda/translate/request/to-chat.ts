@@ -16,7 +16,8 @@ export interface ChatTarget {
 /**
  * IR -> Chat Completions request (streaming with usage). Chat has no opaque reasoning state and
  * text-only tool results, so those are dropped (and said so).
- * @see ../../../../shared/reference/wire-formats.md §3, §4
+ * @see docs/wire-formats.md §3.1, §4.1-4.5
+ * @see https://platform.openai.com/docs/api-reference/chat/create
  */
 export function emitChatRequest(ir: IrRequest, target: ChatTarget): { body: Json; dropped: string[] } {
   const dropped = new Set<string>();

@@ -19,7 +19,8 @@ const EFFORT_BUDGET: Record<string, number> = { minimal: 1024, low: 2048, medium
  * assistant turns alternate, tool results open the user turn that follows the call, only
  * Anthropic-issued thinking is replayed, and thinking is turned off where the history cannot
  * satisfy it.
- * @see ../../../../shared/reference/wire-formats.md §1.2, §4.1-4.5
+ * @see docs/wire-formats.md §1.2-1.3, §4.1-4.5
+ * @see https://docs.claude.com/en/api/messages
  */
 export function emitMessagesRequest(ir: IrRequest, target: MessagesTarget): { body: Json; dropped: string[] } {
   const dropped: string[] = [];

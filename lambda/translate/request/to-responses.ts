@@ -14,7 +14,8 @@ const EFFORT_FOR_BUDGET = (budget: number): string => (budget < 4096 ? 'low' : b
  * IR -> OpenAI Responses request (streaming, stateless). Function tools get an explicit `strict`
  * (omitting it makes Responses normalise schemas into strict mode), reasoning asks for
  * `encrypted_content` so it can be replayed, and only OpenAI-issued reasoning goes back.
- * @see ../../../../shared/reference/wire-formats.md §2.2-2.4, §4.1-4.5
+ * @see docs/wire-formats.md §2.2-2.3, §4.1-4.5
+ * @see https://platform.openai.com/docs/api-reference/responses/create
  */
 export function emitResponsesRequest(ir: IrRequest, target: ResponsesTarget): { body: Json; dropped: string[] } {
   const dropped: string[] = [];

@@ -10,7 +10,8 @@ type Json = Record<string, unknown>;
  * Chat Completions stream -> IR. Text and reasoning stream live; tool calls are collected per
  * `index` (servers may interleave their fragments) and emitted whole when the choice finishes.
  * `finish_reason` arrives before the usage chunk, so the finish is held until usage or `[DONE]`.
- * @see ../../../../shared/reference/wire-formats.md §3, §4.9 B/D
+ * @see docs/wire-formats.md §3.2, §4.9.3
+ * @see https://platform.openai.com/docs/api-reference/chat-streaming
  */
 export class ChatStreamDecoder implements StreamDecoder {
   #started = false;

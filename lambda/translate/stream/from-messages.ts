@@ -7,7 +7,8 @@ import { parseData, type StreamDecoder, type UpstreamEvent } from './decoder.ts'
 /**
  * Anthropic Messages stream -> IR. Server-tool blocks (web search results...) have no
  * counterpart and are skipped whole.
- * @see ../../../../shared/reference/wire-formats.md §1.6
+ * @see docs/wire-formats.md §1.4, §4.9.1
+ * @see https://docs.claude.com/en/api/messages-streaming
  */
 export class MessagesStreamDecoder implements StreamDecoder {
   #skipping = false;

@@ -9,7 +9,8 @@ type Json = Record<string, unknown>;
 /**
  * OpenAI Responses stream -> IR. Each content part of a message item becomes one block; a
  * function call's arguments come from its deltas, or from `.done` when none were streamed.
- * @see ../../../../shared/reference/wire-formats.md §2.6, §4.9 A
+ * @see docs/wire-formats.md §2.4, §4.9.2
+ * @see https://platform.openai.com/docs/api-reference/responses-streaming
  */
 export class ResponsesStreamDecoder implements StreamDecoder {
   #openPart = false;

@@ -13,7 +13,8 @@ type Block = { type: 'text'; text: string } | { type: 'thinking'; thinking: stri
  * `message_start`, a `content_block_stop` for every block, then `message_delta` with the stop
  * reason and the full usage, then `message_stop`. Reasoning from another provider is carried
  * in the thinking block's signature.
- * @see ../../../../shared/reference/wire-formats.md §1.6, §4.9 A/B
+ * @see docs/wire-formats.md §1.4, §4.9.4
+ * @see https://docs.claude.com/en/api/messages-streaming
  */
 export class MessagesStreamEncoder implements StreamEncoder {
   finished = false;

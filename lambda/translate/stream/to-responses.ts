@@ -21,7 +21,8 @@ type OpenItem =
  * those), and a terminal `response.completed` / `.incomplete` with the full `output` and `usage`,
  * or `response.failed`. Anthropic thinking rides in `encrypted_content`; freeform and namespaced
  * tools get their calls back in their own shape.
- * @see ../../../../shared/reference/wire-formats.md §2.6, §4.9 C/D
+ * @see docs/wire-formats.md §2.4, §4.9.5
+ * @see https://platform.openai.com/docs/api-reference/responses-streaming
  */
 export class ResponsesStreamEncoder implements StreamEncoder {
   finished = false;

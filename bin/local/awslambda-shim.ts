@@ -42,7 +42,7 @@ export class LocalResponseStream extends Writable {
 
 /**
  * Installs the globals unless a real runtime already did. It must augment, not replace: the
- * AWS SDK creates `globalThis.awslambda = {}` on import (aws-notes §2.5).
+ * AWS SDK creates `globalThis.awslambda = {}` on import.
  */
 export function installAwsLambdaGlobal(): void {
   const global = globalThis as { awslambda?: Record<string, unknown> };

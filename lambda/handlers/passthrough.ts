@@ -8,7 +8,7 @@ import { modelNameRestorer } from '../formats/model-name.ts';
 import { ResponsesStreamObserver } from '../formats/responses/stream-observer.ts';
 import { fromMessagesUsage, fromResponsesUsage, isRecord } from '../observability/usage.ts';
 import type { RequestState } from '../request-state.ts';
-import { isEarlyRetryableError, peekFirstChunk } from '../upstream/first-chunk.ts';
+import { streamOrRetry } from '../upstream/first-chunk.ts';
 import { clientResponseHeaders } from '../upstream/headers.ts';
 import type { Operation } from '../upstream/providers.ts';
 import { bytesStream, PassthroughProcessor, readBody, relayStream } from '../upstream/relay.ts';
@@ -58,12 +58,8 @@ export async function passthroughAttempt(state: RequestState, deps: GatewayDeps,
   if (response.ok && eventStream && response.body) {
     let source = response.body;
     if (canRetry) {
-      const peeked = await peekFirstChunk(source, abort, deps.settings.firstByteTimeoutMs);
-      if ('failure' in peeked) return { retry: peeked.failure };
-      if (isEarlyRetryableError(peeked.first)) {
-        await peeked.stream.cancel().catch(() => {});
-        return { retry: 'error event in place of the answer' };
-      }
+      const peeked = await streamOrRetry(source, abort, deps.settings.firstByteTimeoutMs);
+      if ('retry' in peeked) return peeked;
       source = peeked.stream;
     }
     const observer = state.family === 'messages' ? new MessagesStreamObserver() : new ResponsesStreamObserver(`resp_${state.id}`);

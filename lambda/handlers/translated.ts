@@ -4,7 +4,7 @@ import { GatewayError } from '../errors.ts';
 import type { RequestState } from '../request-state.ts';
 import type { IrUsage } from '../translate/ir.ts';
 import { readUpstreamError, renderClientError, StreamTranslator, translateRequest } from '../translate/translator.ts';
-import { isEarlyRetryableError, peekFirstChunk } from '../upstream/first-chunk.ts';
+import { streamOrRetry } from '../upstream/first-chunk.ts';
 import type { RequestAbort } from '../upstream/request-abort.ts';
 import { clientResponseHeaders } from '../upstream/headers.ts';
 import { upstreamFormat } from '../upstream/providers.ts';
@@ -58,12 +58,8 @@ export async function translatedAttempt(state: RequestState, deps: GatewayDeps, 
 
   let source = response.body;
   if (canRetry) {
-    const peeked = await peekFirstChunk(source, abort, deps.settings.firstByteTimeoutMs);
-    if ('failure' in peeked) return { retry: peeked.failure };
-    if (isEarlyRetryableError(peeked.first)) {
-      await peeked.stream.cancel().catch(() => {});
-      return { retry: 'error event in place of the answer' };
-    }
+    const peeked = await streamOrRetry(source, abort, deps.settings.firstByteTimeoutMs);
+    if ('retry' in peeked) return peeked;
     source = peeked.stream;
   }
 

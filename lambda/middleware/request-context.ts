@@ -16,7 +16,8 @@ export function requestContext(settings: Settings): GatewayMiddleware {
   return {
     before(request) {
       // Lambda must not wait for stray timers or keep-alive sockets after the stream ends;
-      // all work that matters is awaited in requestEnd (aws-notes §2.1).
+      // all work that matters is awaited in requestEnd
+      // (https://docs.aws.amazon.com/lambda/latest/dg/nodejs-context.html, callbackWaitsForEmptyEventLoop).
       request.context.callbackWaitsForEmptyEventLoop = false;
       const { event, context } = request;
       const now = Date.now();

@@ -5,6 +5,18 @@ const decoder = new TextDecoder();
 export type Peeked = { stream: ReadableStream<Uint8Array>; first: Uint8Array } | { failure: string };
 
 /**
+ * The stream to relay, or why another target should be tried instead: a failure before the first
+ * chunk, or an upstream error standing in for the first event (its stream is cancelled).
+ */
+export async function streamOrRetry(body: ReadableStream<Uint8Array>, abort: RequestAbort, timeoutMs: number): Promise<{ stream: ReadableStream<Uint8Array> } | { retry: string }> {
+  const peeked = await peekFirstChunk(body, abort, timeoutMs);
+  if ('failure' in peeked) return { retry: peeked.failure };
+  if (!isEarlyRetryableError(peeked.first)) return { stream: peeked.stream };
+  await peeked.stream.cancel().catch(() => {});
+  return { retry: 'error event in place of the answer' };
+}
+
+/**
  * Reads a stream's first chunk before the answer is committed to the client, so a failure that
  * comes right after the headers (a reset, an empty body, an overload reported as the first event)
  * still counts as "before any byte reached the client" and another target can be tried. The
@@ -12,15 +24,22 @@ export type Peeked = { stream: ReadableStream<Uint8Array>; first: Uint8Array } |
  */
 export async function peekFirstChunk(body: ReadableStream<Uint8Array>, abort: RequestAbort, timeoutMs: number): Promise<Peeked> {
   const reader = body.getReader();
-  const timer = setTimeout(() => abort.abort('first-byte-timeout'), timeoutMs);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
   let first: Uint8Array;
   try {
-    const result = await reader.read();
+    const result = await Promise.race([reader.read(), timedOut]);
+    if (result === 'timeout') {
+      // Abort the call (its connection) as well as this read: nothing waits on it any more.
+      abort.abort('first-byte-timeout');
+      reader.cancel().catch(() => {});
+      return { failure: 'no first event in time' };
+    }
     if (result.done) return { failure: 'empty stream' };
     first = result.value;
   } catch (error) {
     reader.cancel().catch(() => {});
-    return { failure: abort.signal.reason === 'first-byte-timeout' ? 'no first event in time' : `reset after headers (${error instanceof Error ? error.message : String(error)})` };
+    return { failure: `reset after headers (${error instanceof Error ? error.message : String(error)})` };
   } finally {
     clearTimeout(timer);
   }

@@ -102,7 +102,7 @@ export function runProcess(command: string, args: string[], options: RunOptions)
 
 // ------------------------------------------------------------------------------ Claude Code
 
-/** The environment of clients.md §1.9: offline, no telemetry, no update checks, fresh HOME. */
+/** Claude Code's environment for the suite: offline, no telemetry, no update checks, fresh HOME (README, Conformance). */
 export function claudeEnv(setupEnv: Record<string, string>, home: string, extra: Record<string, string | undefined> = {}): Record<string, string> {
   const env: Record<string, string | undefined> = {
     PATH: '/usr/local/bin:/usr/bin:/bin',
@@ -147,7 +147,7 @@ export interface CodexHomeOptions {
 /**
  * Writes CODEX_HOME/config.toml: test-only top-level keys first (TOML puts keys after a table
  * header into that table, and the printed text ends inside [model_providers.gateway]), then the
- * printed setup verbatim, then test-only tables that switch off every phone-home (clients.md §2.1, §2.10).
+ * printed setup verbatim, then test-only tables that switch off every phone-home (https://github.com/openai/codex/blob/main/docs/config.md).
  */
 export function writeCodexHome(home: string, options: CodexHomeOptions): string {
   mkdirSync(home, { recursive: true });

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 
 /**
  * Codex's built-in model catalog is a pretty-printed `{"models": [...]}` JSON document embedded
- * in its binary (clients.md §2.4). The suite copies the catalogued `gpt-5.5` entry under the
+ * in its binary (openai/codex, codex-rs/core/models.json). The suite copies the catalogued `gpt-5.5` entry under the
  * gateway's model names and points `model_catalog_json` at the result, so Codex sends the classic
  * gpt-5.5 request shape (apply_patch as a `custom` tool, no "responses lite", no "model metadata
  * not found" warning) for those names.

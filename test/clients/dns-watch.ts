@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 /**
  * Inside the loopback-only namespace, a DNS "server" on the resolver addresses of
  * /etc/resolv.conf (added to `lo`) that answers NXDOMAIN to everything and remembers the names
- * asked for (the method of clients.md §0). A lookup is how a phone-home attempt shows itself;
+ * asked for. A lookup is how a phone-home attempt shows itself;
  * the run prints them so a client update that starts calling home is noticed.
  */
 export interface DnsWatch {

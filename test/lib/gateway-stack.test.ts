@@ -35,7 +35,7 @@ describe('GatewayStack', () => {
       InvokeMode: 'RESPONSE_STREAM',
       TargetFunctionArn: { 'Fn::GetAtt': [onlyResource(template, 'AWS::Lambda::Function').logicalId, 'Arn'] },
     });
-    // Both permissions of the dual-auth model, or the URL answers 403 (aws-notes §2.3).
+    // Both permissions of the dual-auth model, or the URL answers 403 (https://docs.aws.amazon.com/lambda/latest/dg/urls-auth.html).
     template.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunctionUrl', FunctionUrlAuthType: 'NONE', Principal: '*' });
     template.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunction', InvokedViaFunctionUrl: true, Principal: '*' });
   });

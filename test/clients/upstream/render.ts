@@ -3,7 +3,7 @@ import { isRecord, type Json, type WireFormat, type WireRequest } from './wire.t
 
 /**
  * Provider-shaped answers in each upstream format, streamed (SSE, as the providers frame it) or
- * as one JSON body, following the captures in clients.md §1.6 and §2.6 and OpenAI's Chat
+ * as one JSON body, following docs/wire-formats.md §1.4 and §2.4 and OpenAI's Chat
  * Completions chunk format. An answer may carry thinking/reasoning, text and one tool call.
  */
 export interface Answer {

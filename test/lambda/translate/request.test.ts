@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { translateRequest, type ClientFormat, type UpstreamFormat } from '../../../lambda/translate/translator.ts';
 
 /**
- * Golden request translations from realistic Claude Code and Codex bodies (clients.md captures).
+ * Golden request translations from realistic Claude Code and Codex bodies (captured from the real CLIs, test/fixtures/translate/).
  * The goldens were reviewed by hand; after an intended change, regenerate them with
  * UPDATE_GOLDEN=1 and review the diff.
  */

@@ -7,7 +7,7 @@ import {
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import type { Usage } from '../observability/usage.ts';
-import { COUNTERS, dayPeriod, minutePeriod, parseDayPeriod, USAGE_TABLE, utcDay, type Counter } from './usage-table.ts';
+import { COUNTERS, counterValues, dayPeriod, minutePeriod, parseDayPeriod, USAGE_TABLE, utcDay, type Counter } from './usage-table.ts';
 
 export type UsageTotals = Record<Counter, number>;
 
@@ -30,16 +30,11 @@ export class DynamoUsageStore {
     this.#client = client;
   }
 
-  /** Adds one request and its tokens to the key's counters for the day and model. */
-  async record(keyId: string, model: string, usage: Usage | undefined, at: Date): Promise<void> {
-    const values: Record<string, AttributeValue> = { ':one': { N: '1' }, ':at': { S: at.toISOString() } };
-    const adds = ['requests :one'];
-    for (const [counter, value] of [
-      ['inputTokens', usage?.inputTokens],
-      ['outputTokens', usage?.outputTokens],
-      ['cacheReadTokens', usage?.cacheReadTokens],
-      ['cacheWriteTokens', usage?.cacheWriteTokens],
-    ] as const) {
+  /** Adds one request, its tokens and its cost (micro-dollars) to the key's counters for the day and model. */
+  async record(keyId: string, model: string, usage: Usage | undefined, at: Date, costMicroUsd = 0): Promise<void> {
+    const values: Record<string, AttributeValue> = { ':at': { S: at.toISOString() } };
+    const adds: string[] = [];
+    for (const [counter, value] of Object.entries(counterValues(usage, costMicroUsd))) {
       if (!value) continue;
       values[`:${counter}`] = { N: String(value) };
       adds.push(`${counter} :${counter}`);

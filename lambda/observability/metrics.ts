@@ -57,6 +57,8 @@ export interface RequestMetrics {
   ttfbMs: number | undefined;
   usage: Usage | undefined;
   costMicroUsd: number | undefined;
+  /** Where the price came from (lambda/usage/prices.ts); `fallback` marks a model without a price. */
+  priceSource?: 'config' | 'table' | 'fallback';
 }
 
 /**
@@ -97,6 +99,8 @@ export function emfRecord(request: RequestMetrics, options: { namespace?: string
     [DIMENSIONS.model]: dimensionValue(request.model),
     [DIMENSIONS.upstream]: dimensionValue(request.upstream),
     ...values,
+    // Not a metric: lets Logs Insights find requests metered at the fallback price.
+    ...(request.priceSource ? { PriceSource: request.priceSource } : {}),
   };
 }
 

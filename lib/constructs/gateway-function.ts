@@ -61,6 +61,8 @@ export interface GatewayFunctionProps {
   /** Absent = the Function URL answers no CORS preflight. */
   cors: CorsConfig | undefined;
   tuning: TuningConfig;
+  /** CloudWatch namespace of the request metrics (EMF in the log line). */
+  metricsNamespace: string;
 }
 
 /**
@@ -146,6 +148,7 @@ function gatewayEnvironment(props: GatewayFunctionProps): Record<string, string>
     GATEWAY_KEYS_TABLE: props.keyTable.table.tableName,
     GATEWAY_USAGE_TABLE: props.usageTable.table.tableName,
     GATEWAY_UPSTREAM_SECRET: props.upstreamSecret.secret.secretArn,
+    GATEWAY_METRICS_NAMESPACE: props.metricsNamespace,
   };
   for (const [setting, variable] of Object.entries(TUNING_ENVIRONMENT)) {
     const value = props.tuning[setting as keyof TuningConfig];

@@ -68,6 +68,8 @@ describe('EMF record of a request', () => {
     expect(totals.Dimensions).toEqual([[]]);
     expect(totals.Metrics.map((metric: { Name: string }) => metric.Name)).toEqual(['Requests', 'ClientErrors', 'Throttles', 'ServerErrors', 'StreamErrors', 'Latency', 'TimeToFirstByte', 'CostMicroUsd']);
     expect((record._aws as any).Timestamp).toBe(TIMESTAMP);
+    expect(record).not.toHaveProperty('PriceSource');
+    expect(emfRecord({ ...base, priceSource: 'fallback' }, { timestamp: TIMESTAMP })).toMatchObject({ PriceSource: 'fallback' });
   });
 
   test.each([

@@ -17,11 +17,13 @@ const USAGE = `Manage the gateway's API keys.
   npm run keys -- revoke ID
   npm run keys -- usage [ID] [--since 2026-11-01|7d] [--json]
 
-Limits (whole numbers; with update, "none" removes one):
+Limits (with update, "none" removes one):
   --rpm N                requests per minute
   --tokens-per-day N     tokens (input, output, cache read and write) per UTC day
   --tokens-per-month N   tokens per UTC calendar month
   --max-tokens N         ceiling for max_tokens / max_output_tokens (larger requests are clamped)
+  --usd-per-day USD      spend per UTC day in US dollars, priced per model (fractions allowed: 0.0001)
+  --usd-per-month USD    spend per UTC calendar month in US dollars
 
 Where the keys live:
   (default)                       the embedded store of npm start (GATEWAY_DATA_DIR, default .gateway)
@@ -51,6 +53,8 @@ function parse() {
         'tokens-per-day': { type: 'string' },
         'tokens-per-month': { type: 'string' },
         'max-tokens': { type: 'string' },
+        'usd-per-day': { type: 'string' },
+        'usd-per-month': { type: 'string' },
         url: { type: 'string' },
         json: { type: 'boolean', default: false },
         table: { type: 'string' },

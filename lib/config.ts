@@ -58,6 +58,14 @@ const CustomDomainSchema = z
     path: ['domainName'],
   });
 
+/** CloudWatch alarms on the 5xx share and function throttling; absent = no alarms. */
+const AlarmsSchema = z.strictObject({
+  /** Notified (after confirming the subscription) when an alarm fires or clears. */
+  email: z.optional(z.email('must be an email address')),
+  /** Alarm when more than this share of requests is answered 5xx. */
+  serverErrorPercent: z.number().min(0.1).max(100).default(5),
+});
+
 /** Optional overrides of the runtime knobs in lambda/config/settings.ts (defaults live there). */
 const TuningSchema = z.strictObject({
   keyCacheSeconds: z.optional(z.int().min(0)),
@@ -93,6 +101,7 @@ const GatewayContextSchema = z
      */
     tracing: z.boolean().default(false),
     customDomain: z.optional(CustomDomainSchema),
+    alarms: z.optional(AlarmsSchema),
     tuning: TuningSchema.default({}),
   })
   .refine((input) => (input.routing === undefined) !== (input.routingFile === undefined), {
@@ -105,6 +114,8 @@ type GatewayContext = z.output<typeof GatewayContextSchema>;
 export type CorsConfig = z.output<typeof CorsSchema>;
 /** CloudFront + Route 53 settings, with defaults filled. */
 export type CustomDomainConfig = z.output<typeof CustomDomainSchema>;
+/** Alarm settings, with defaults filled. */
+export type AlarmsConfig = z.output<typeof AlarmsSchema>;
 /** Runtime setting overrides; unset ones keep lambda/config/settings.ts defaults. */
 export type TuningConfig = z.output<typeof TuningSchema>;
 

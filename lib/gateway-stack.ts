@@ -2,9 +2,12 @@ import { Annotations, CfnOutput, Duration, Stack, type StackProps } from 'aws-cd
 import { Construct } from 'constructs';
 import type { RoutingConfig } from '../lambda/config/routing.ts';
 import type { GatewayConfig } from './config.ts';
+import { GatewayAlarms } from './constructs/alarms.ts';
 import { CustomDomain } from './constructs/custom-domain.ts';
+import { GatewayDashboard } from './constructs/dashboard.ts';
 import { GatewayFunction } from './constructs/gateway-function.ts';
 import { KeyTable } from './constructs/key-table.ts';
+import { LogQueries } from './constructs/log-queries.ts';
 import { UpstreamSecret } from './constructs/upstream-secret.ts';
 import { UsageTable } from './constructs/usage-table.ts';
 import { STACK_OUTPUTS } from './output-names.ts';
@@ -16,7 +19,8 @@ export interface GatewayStackProps extends StackProps {
 
 /**
  * The deployed gateway: the streaming function and its URL, the key table, the upstream
- * secret and, when configured, a custom domain. Environment-agnostic (no account or region
+ * secret, a CloudWatch dashboard with saved log queries, optional alarms and, when configured,
+ * a custom domain. Environment-agnostic (no account or region
  * lookups), so `cdk synth` runs offline and the same template deploys anywhere.
  */
 export class GatewayStack extends Stack {
@@ -40,7 +44,13 @@ export class GatewayStack extends Stack {
       cors: config.cors,
       tracing: config.tracing,
       tuning: config.tuning,
+      metricsNamespace: config.stackName,
     });
+
+    // Observability: metrics come from the log line (EMF), so none of this is on the request path.
+    const dashboard = new GatewayDashboard(this, 'Dashboard', { namespace: config.stackName, function: gateway.function, logGroup: gateway.logGroup, dashboardName: config.stackName });
+    new LogQueries(this, 'Queries', { logGroup: gateway.logGroup, prefix: config.stackName });
+    if (config.alarms !== undefined) new GatewayAlarms(this, 'Alarms', { namespace: config.stackName, function: gateway.function, config: config.alarms });
 
     // Outputs are created on the stack itself so their logical ids are exactly these names.
     this.#baseAddresses(gateway.url.url, {
@@ -55,6 +65,10 @@ export class GatewayStack extends Stack {
     new CfnOutput(this, STACK_OUTPUTS.usageTableName, {
       value: usageTable.table.tableName,
       description: 'Usage table: npm run keys -- usage --stack <this stack>',
+    });
+    new CfnOutput(this, STACK_OUTPUTS.dashboardUrl, {
+      value: `https://console.aws.amazon.com/cloudwatch/home?region=${this.region}#dashboards/dashboard/${config.stackName}`,
+      description: 'CloudWatch dashboard: traffic, errors, first byte, tokens and spend per model',
     });
     new CfnOutput(this, STACK_OUTPUTS.upstreamSecretName, { value: upstreamSecret.secret.secretName, description: 'Upstream API keys secret (name)' });
     new CfnOutput(this, STACK_OUTPUTS.upstreamSecretArn, {

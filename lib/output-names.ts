@@ -14,6 +14,7 @@ export const STACK_OUTPUTS = {
   usageTableName: 'UsageTableName',
   upstreamSecretName: 'UpstreamSecretName',
   upstreamSecretArn: 'UpstreamSecretArn',
+  dashboardUrl: 'DashboardUrl',
   customDomainUrl: 'CustomDomainUrl',
   customDomainMessagesBaseUrl: 'CustomDomainMessagesBaseUrl',
   customDomainResponsesBaseUrl: 'CustomDomainResponsesBaseUrl',

@@ -1,6 +1,7 @@
 import type { DynamoKeyStore } from '../../lambda/auth/key-store.ts';
 import { mintKey } from '../../lambda/auth/issue-key.ts';
 import type { KeyLimits, KeyRecord } from '../../lambda/auth/key-table.ts';
+import { formatUsd, microToUsd } from '../../lambda/usage/cost.ts';
 import { COUNTERS } from '../../lambda/usage/usage-table.ts';
 import { totalTokens, type DayUsage, type DynamoUsageStore, type UsageTotals } from '../../lambda/usage/usage-store.ts';
 import { clientSetup, setupText } from './setup-text.ts';
@@ -41,9 +42,16 @@ export async function listKeys(store: DynamoKeyStore, out: Output): Promise<void
   if (records.length === 0) out.print('No keys.');
   for (const record of records) {
     const models = record.models === undefined ? 'any model' : record.models.join(',');
-    const limits = Object.entries(record.limits ?? {}).map(([name, value]) => `${name} ${value}`).join(', ');
+    const limits = describeLimits(record.limits ?? {});
     out.print(`${record.id}  ${stateOf(record).padEnd(7)}  ${record.name}  (${models}${limits ? `; ${limits}` : ''}; created ${record.createdAt}; last used ${record.lastUsedAt ?? 'never'})`);
   }
+}
+
+/** `requestsPerMinute 60, usdPerDay $5.000000`: dollar budgets shown in dollars. */
+function describeLimits(limits: KeyLimits): string {
+  return Object.entries(limits)
+    .map(([name, value]) => (name.startsWith('microUsd') ? `${name.replace('microUsd', 'usd')} ${formatUsd(value)}` : `${name} ${value}`))
+    .join(', ');
 }
 
 async function keysOf(store: DynamoKeyStore, id: string | undefined, command: string): Promise<KeyRecord[]> {
@@ -97,23 +105,28 @@ export async function rotateKey(store: DynamoKeyStore, id: string | undefined, o
   printIssued(record, key, url, out, `Rotated ${current.id}; the previous key works until ${new Date(overlapEnds * 1000).toISOString()}`);
 }
 
-const ZERO: UsageTotals = { requests: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+const ZERO: UsageTotals = { requests: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costMicroUsd: 0 };
 
 function add(into: UsageTotals, from: UsageTotals): UsageTotals {
   for (const counter of COUNTERS) into[counter] += from[counter];
   return into;
 }
 
+/** The JSON view of counters: exact micro-dollars and the same in dollars. */
+const withDollars = <T extends UsageTotals>(usage: T) => ({ ...usage, costUsd: microToUsd(usage.costMicroUsd) });
+
 const row = (label: string, usage: UsageTotals) =>
-  `${label.padEnd(44)} ${String(usage.requests).padStart(8)} ${String(usage.inputTokens).padStart(11)} ${String(usage.outputTokens).padStart(11)} ${String(usage.cacheReadTokens).padStart(11)} ${String(usage.cacheWriteTokens).padStart(11)}`;
-const HEADER = `${''.padEnd(44)} ${'requests'.padStart(8)} ${'input'.padStart(11)} ${'output'.padStart(11)} ${'cache read'.padStart(11)} ${'cache write'.padStart(11)}`;
+  `${label.padEnd(44)} ${String(usage.requests).padStart(8)} ${String(usage.inputTokens).padStart(11)} ${String(usage.outputTokens).padStart(11)} ${String(usage.cacheReadTokens).padStart(11)} ${String(usage.cacheWriteTokens).padStart(11)} ${formatUsd(usage.costMicroUsd).padStart(15)}`;
+const HEADER = `${''.padEnd(44)} ${'requests'.padStart(8)} ${'input'.padStart(11)} ${'output'.padStart(11)} ${'cache read'.padStart(11)} ${'cache write'.padStart(11)} ${'cost (USD)'.padStart(15)}`;
 
 /** One key's usage since a day: per day and model, and the totals. */
 export async function keyUsage(store: DynamoKeyStore, usage: DynamoUsageStore, id: string | undefined, since: string, out: Output): Promise<void> {
   const record = (await keysOf(store, id, 'usage')).at(-1) as KeyRecord;
   const days = (await usage.days(record.id, since)).sort((a, b) => a.day.localeCompare(b.day) || a.model.localeCompare(b.model));
   const totals = days.reduce((sum, day) => add(sum, day), { ...ZERO });
-  if (out.json) return out.print(JSON.stringify({ id: record.id, name: record.name, since, totals: { ...totals, totalTokens: totalTokens(totals) }, days: days.map(({ keyId: _id, ...day }) => day) }));
+  if (out.json) {
+    return out.print(JSON.stringify({ id: record.id, name: record.name, since, totals: { ...withDollars(totals), totalTokens: totalTokens(totals) }, days: days.map(({ keyId: _id, ...day }) => withDollars(day)) }));
+  }
   out.print(`Usage of ${record.id} (${record.name}) since ${since}:\n${HEADER}`);
   for (const day of days) out.print(row(`${day.day}  ${day.model}`, day));
   out.print(row('total', totals));
@@ -124,7 +137,7 @@ export async function usageSummary(store: DynamoKeyStore, usage: DynamoUsageStor
   const names = new Map((await store.list()).map((record) => [record.id, record.name]));
   const perKey = new Map<string, UsageTotals>();
   for (const day of await usage.allDays(since)) perKey.set(day.keyId, add(perKey.get(day.keyId) ?? { ...ZERO }, day as DayUsage));
-  const rows = [...perKey].sort(([a], [b]) => a.localeCompare(b)).map(([id, totals]) => ({ id, name: names.get(id) ?? '(deleted)', ...totals, totalTokens: totalTokens(totals) }));
+  const rows = [...perKey].sort(([a], [b]) => a.localeCompare(b)).map(([id, totals]) => ({ id, name: names.get(id) ?? '(deleted)', ...withDollars(totals), totalTokens: totalTokens(totals) }));
   if (out.json) return out.print(JSON.stringify({ since, keys: rows }));
   out.print(`Usage of all keys since ${since}:\n${HEADER}`);
   for (const entry of rows) out.print(row(`${entry.id}  ${entry.name}`, entry));

@@ -36,15 +36,33 @@ export const LIMIT_FLAGS = {
   'tokens-per-day': 'tokensPerDay',
   'tokens-per-month': 'tokensPerMonth',
   'max-tokens': 'maxOutputTokens',
+  'usd-per-day': 'microUsdPerDay',
+  'usd-per-month': 'microUsdPerMonth',
 } as const satisfies Record<string, keyof KeyLimits>;
 
+/** Dollar flags: amounts in USD, stored as micro-dollars. */
+const DOLLAR_FLAGS = new Set<keyof typeof LIMIT_FLAGS>(['usd-per-day', 'usd-per-month']);
+
 /**
- * Limit flags -> limits. Values are whole numbers above zero; with `allowNone`, `none` removes a
- * limit. Returns the limits to set and the names to remove.
+ * `12.5` -> 12_500_000 micro-dollars, by string arithmetic (no binary rounding): at most six
+ * decimals, above zero. Undefined when the text is not such an amount.
+ */
+export function parseMicroUsd(text: string): number | undefined {
+  const match = /^(\d*)(?:\.(\d{1,6}))?$/.exec(text);
+  if (!match || (match[1] === '' && match[2] === undefined)) return undefined;
+  const micro = Number(match[1] || '0') * 1e6 + Number((match[2] ?? '').padEnd(6, '0'));
+  return micro >= 1 && Number.isSafeInteger(micro) ? micro : undefined;
+}
+
+/**
+ * Limit flags -> limits. Token and request limits are whole numbers above zero; dollar budgets
+ * are amounts above zero with at most six decimals (0.0001 is a hundredth of a cent). With
+ * `allowNone`, `none` removes a limit. Returns the limits to set and the names to remove.
  */
 export function parseLimits(values: Partial<Record<keyof typeof LIMIT_FLAGS, string>>, allowNone: boolean): { set: KeyLimits; remove: (keyof KeyLimits)[] } {
   const set: KeyLimits = {};
   const remove: (keyof KeyLimits)[] = [];
+  const orNone = allowNone ? ' (or none to remove the limit)' : '';
   for (const [flag, name] of Object.entries(LIMIT_FLAGS) as [keyof typeof LIMIT_FLAGS, keyof KeyLimits][]) {
     const text = values[flag];
     if (text === undefined) continue;
@@ -52,8 +70,14 @@ export function parseLimits(values: Partial<Record<keyof typeof LIMIT_FLAGS, str
       remove.push(name);
       continue;
     }
+    if (DOLLAR_FLAGS.has(flag)) {
+      const micro = parseMicroUsd(text);
+      if (micro === undefined) throw new UsageError(`--${flag} must be an amount in US dollars above 0 with at most 6 decimals, like 25 or 0.0001${orNone}; got "${text}"`);
+      set[name] = micro;
+      continue;
+    }
     if (!/^\d+$/.test(text) || Number(text) < 1 || !Number.isSafeInteger(Number(text))) {
-      throw new UsageError(`--${flag} must be a whole number above 0${allowNone ? ' (or none to remove the limit)' : ''}; got "${text}"`);
+      throw new UsageError(`--${flag} must be a whole number above 0${orNone}; got "${text}"`);
     }
     set[name] = Number(text);
   }

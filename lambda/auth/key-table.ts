@@ -18,9 +18,16 @@ export interface KeyLimits {
   tokensPerMonth?: number;
   /** Ceiling for `max_tokens` / `max_output_tokens`: larger requests are clamped to it. */
   maxOutputTokens?: number;
+  /**
+   * Spend per UTC day in micro-dollars (1e-6 USD): integers, so a budget of a fraction of a
+   * cent is exact and compares exactly with the usage table's `costMicroUsd` counters.
+   */
+  microUsdPerDay?: number;
+  /** Spend per UTC calendar month in micro-dollars. */
+  microUsdPerMonth?: number;
 }
 
-export const LIMIT_NAMES = ['requestsPerMinute', 'tokensPerDay', 'tokensPerMonth', 'maxOutputTokens'] as const satisfies readonly (keyof KeyLimits)[];
+export const LIMIT_NAMES = ['requestsPerMinute', 'tokensPerDay', 'tokensPerMonth', 'maxOutputTokens', 'microUsdPerDay', 'microUsdPerMonth'] as const satisfies readonly (keyof KeyLimits)[];
 
 /** What the gateway knows about an issued key; never the key itself. */
 export interface KeyRecord {

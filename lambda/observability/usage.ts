@@ -9,6 +9,11 @@ export interface Usage {
   outputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
+  /**
+   * The part of `cacheWriteTokens` written with a 1-hour lifetime (Anthropic bills it at 2x
+   * input, against 1.25x for 5-minute writes). Absent when the upstream does not say.
+   */
+  cacheWrite1hTokens?: number;
 }
 
 const count = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
@@ -17,12 +22,17 @@ const count = (value: unknown): number => (typeof value === 'number' && Number.i
 export function fromMessagesUsage(usage: Record<string, unknown>, previous?: Usage): Usage {
   // Stream usage is cumulative and message_delta may omit the input side: keep what we had.
   const pick = (key: string, fallback: number): number => (typeof usage[key] === 'number' ? count(usage[key]) : fallback);
-  return {
+  const result: Usage = {
     inputTokens: pick('input_tokens', previous?.inputTokens ?? 0),
     outputTokens: pick('output_tokens', previous?.outputTokens ?? 0),
     cacheReadTokens: pick('cache_read_input_tokens', previous?.cacheReadTokens ?? 0),
     cacheWriteTokens: pick('cache_creation_input_tokens', previous?.cacheWriteTokens ?? 0),
   };
+  // `cache_creation` splits the writes by lifetime; only the 1-hour part is priced differently.
+  const creation = usage.cache_creation;
+  const write1h = isRecord(creation) && typeof creation.ephemeral_1h_input_tokens === 'number' ? count(creation.ephemeral_1h_input_tokens) : previous?.cacheWrite1hTokens;
+  if (write1h) result.cacheWrite1hTokens = Math.min(write1h, result.cacheWriteTokens);
+  return result;
 }
 
 /** OpenAI Responses `usage`. */

@@ -32,6 +32,7 @@ export function chargeableUsage(state: RequestState): { usage: Usage | undefined
     outputTokens: Math.max(known?.outputTokens ?? 0, output),
     cacheReadTokens: known?.cacheReadTokens ?? 0,
     cacheWriteTokens: known?.cacheWriteTokens ?? 0,
+    ...(known?.cacheWrite1hTokens ? { cacheWrite1hTokens: known.cacheWrite1hTokens } : {}),
   };
   return { usage, estimated: true };
 }

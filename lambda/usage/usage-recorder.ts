@@ -1,6 +1,6 @@
 import type { Usage } from '../observability/usage.ts';
 import type { DayUsage, DynamoUsageStore, UsageTotals } from './usage-store.ts';
-import { COUNTERS, utcDay } from './usage-table.ts';
+import { COUNTERS, counterValues, utcDay } from './usage-table.ts';
 
 export interface UsageRecorderOptions {
   /**
@@ -49,9 +49,9 @@ export class UsageRecorder {
     }
   }
 
-  /** Counts one request and its usage for the key, model and the UTC day of `at`. */
-  async record(keyId: string, model: string, usage: Usage | undefined, at: Date): Promise<void> {
-    const counters = requestCounters(usage);
+  /** Counts one request, its usage and its cost (micro-dollars) for the key, model and the UTC day of `at`. */
+  async record(keyId: string, model: string, usage: Usage | undefined, at: Date, costMicroUsd = 0): Promise<void> {
+    const counters = counterValues(usage, costMicroUsd);
     const day = utcDay(at);
     if (this.#options.flushMs === 0) return this.#store.add(keyId, day, model, counters, at);
     while (this.#pending.size >= this.#options.maxPendingItems && !this.#pending.has(itemKey(keyId, day, model))) await this.flush();
@@ -130,17 +130,6 @@ export class UsageRecorder {
       if (value) existing.counters[counter] = (existing.counters[counter] ?? 0) + value;
     }
   }
-}
-
-/** The counters one request adds: itself and its tokens. */
-export function requestCounters(usage: Usage | undefined): Partial<UsageTotals> {
-  return {
-    requests: 1,
-    inputTokens: usage?.inputTokens ?? 0,
-    outputTokens: usage?.outputTokens ?? 0,
-    cacheReadTokens: usage?.cacheReadTokens ?? 0,
-    cacheWriteTokens: usage?.cacheWriteTokens ?? 0,
-  };
 }
 
 function itemKey(keyId: string, day: string, model: string): string {

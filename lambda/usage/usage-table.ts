@@ -1,3 +1,5 @@
+import type { Usage } from '../observability/usage.ts';
+
 /**
  * The usage table's schema, shared by the CDK stack, the local embedded store, the gateway and
  * the key CLI. Items are keyed by the key's public id (so a rotated key keeps its history) and a
@@ -11,8 +13,24 @@ export const USAGE_TABLE = {
   ttlAttribute: 'expiresAt',
 } as const;
 
-export const COUNTERS = ['requests', 'inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens'] as const;
+/**
+ * The counters of a day item, each added to atomically. `costMicroUsd` is the spend in
+ * micro-dollars (1e-6 USD, an integer, so additions stay exact; see lambda/usage/cost.ts).
+ */
+export const COUNTERS = ['requests', 'inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens', 'costMicroUsd'] as const;
 export type Counter = (typeof COUNTERS)[number];
+
+/** What one metered request adds to its day item: every counter, zeros included. */
+export function counterValues(usage: Usage | undefined, costMicroUsd = 0): Record<Counter, number> {
+  return {
+    requests: 1,
+    inputTokens: usage?.inputTokens ?? 0,
+    outputTokens: usage?.outputTokens ?? 0,
+    cacheReadTokens: usage?.cacheReadTokens ?? 0,
+    cacheWriteTokens: usage?.cacheWriteTokens ?? 0,
+    costMicroUsd,
+  };
+}
 
 /** One UTC day: `2026-11-21`. */
 export function utcDay(at: Date): string {

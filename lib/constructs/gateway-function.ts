@@ -63,6 +63,8 @@ export interface GatewayFunctionProps {
   /** X-Ray active tracing. */
   tracing: boolean;
   tuning: TuningConfig;
+  /** CloudWatch namespace of the request metrics (EMF in the log line). */
+  metricsNamespace: string;
 }
 
 /**
@@ -170,6 +172,7 @@ function gatewayEnvironment(props: GatewayFunctionProps): Record<string, string>
     GATEWAY_KEYS_TABLE: props.keyTable.table.tableName,
     GATEWAY_USAGE_TABLE: props.usageTable.table.tableName,
     GATEWAY_UPSTREAM_SECRET: props.upstreamSecret.secret.secretArn,
+    GATEWAY_METRICS_NAMESPACE: props.metricsNamespace,
   };
   for (const [setting, variable] of Object.entries(TUNING_ENVIRONMENT)) {
     const value = props.tuning[setting as keyof TuningConfig];

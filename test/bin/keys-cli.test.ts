@@ -34,13 +34,13 @@ describe('keys usage, update, rotate', () => {
       usage = await json(['usage', created.id]);
       if (usage.totals.requests !== 3) await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    expect(usage.totals).toMatchObject({ requests: 3, inputTokens: input, outputTokens: output, totalTokens: input + output });
+    expect(usage.totals).toMatchObject({ requests: 3, inputTokens: input, outputTokens: output, totalTokens: input + output, costUsd: expect.any(Number) });
     expect(usage.days).toEqual([expect.objectContaining({ model: 'claude-sonnet-5', requests: 3 })]);
     const summary = await json(['usage', '--since', '1d']);
     expect(summary.keys).toContainEqual(expect.objectContaining({ id: created.id, name: 'carol', requests: 3 }));
 
-    const updated = await json(['update', created.id, '--rpm', 'none', '--models', 'claude-*', '--name', 'carol-ci']);
-    expect(updated).toMatchObject({ name: 'carol-ci', models: ['claude-*'], limits: { tokensPerDay: 1000000, maxOutputTokens: 500 } });
+    const updated = await json(['update', created.id, '--rpm', 'none', '--models', 'claude-*', '--name', 'carol-ci', '--usd-per-day', '0.0001']);
+    expect(updated).toMatchObject({ name: 'carol-ci', models: ['claude-*'], limits: { tokensPerDay: 1000000, maxOutputTokens: 500, microUsdPerDay: 100 } });
     expect(updated.limits.requestsPerMinute).toBeUndefined();
 
     const rotated = await json(['rotate', created.id, '--overlap', '1h', '--url', server.url]);
@@ -65,6 +65,7 @@ describe('keys usage, update, rotate', () => {
     [['update', 'key_x', '--tokens-per-month=-5'], /--tokens-per-month must be a whole number above 0 \(or none to remove the limit\); got "-5"/],
     [['update', 'key_x'], /No key with id key_x/],
     [['usage', '--since', 'yesterday'], /--since must be a date/],
+    [['create', '--name', 'x', '--usd-per-day', '0.0000001'], /--usd-per-day must be an amount in US dollars above 0 with at most 6 decimals, like 25 or 0.0001; got "0.0000001"/],
     [['rotate', 'key_x', '--overlap', 'soon'], /--overlap must be a number and a unit/],
     [['create', '--name', 'x', '--bogus'], /Unknown option '--bogus'/],
   ])('%j is refused with a clear message and nothing is written', async (args, message) => {

@@ -96,6 +96,15 @@ describe('parseGatewayConfig', () => {
     expect(rejection({ routing: ROUTING, customDomain: { ...CUSTOM_DOMAIN, hostedZoneId: 'example.com' } })).toContain('gateway.customDomain.hostedZoneId:');
   });
 
+  test('validates the alarms and fills their defaults', () => {
+    expect(parseGatewayConfig({ routing: ROUTING }).alarms).toBeUndefined();
+    expect(parseGatewayConfig({ routing: ROUTING, alarms: {} }).alarms).toEqual({ serverErrorPercent: 5 });
+    expect(parseGatewayConfig({ routing: ROUTING, alarms: { email: 'ops@example.com', serverErrorPercent: 2 } }).alarms).toEqual({ email: 'ops@example.com', serverErrorPercent: 2 });
+    expect(rejection({ routing: ROUTING, alarms: { email: 'ops' } })).toContain('gateway.alarms.email: must be an email address');
+    expect(rejection({ routing: ROUTING, alarms: { serverErrorPercent: 0 } })).toContain('gateway.alarms.serverErrorPercent:');
+    expect(rejection({ routing: ROUTING, alarms: { sms: '+1' } })).toMatch(/gateway\.alarms: Unrecognized key.*sms/);
+  });
+
   test('refuses a routing config too large for the function environment', () => {
     const routes = Array.from({ length: 100 }, (_, i) => ({ model: `a-rather-long-model-name-number-${i}`, upstream: 'sim' }));
     const message = rejection({ routing: { upstreams: ROUTING.upstreams, routes } });

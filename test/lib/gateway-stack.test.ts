@@ -42,7 +42,8 @@ describe('GatewayStack', () => {
 
   test('passes the handler its contract: routing JSON, table names, secret ARN, and nothing secret', () => {
     const variables: Record<string, unknown> = onlyResource(template, 'AWS::Lambda::Function').properties.Environment.Variables;
-    expect(Object.keys(variables).sort()).toEqual(['GATEWAY_CONFIG_JSON', 'GATEWAY_KEYS_TABLE', 'GATEWAY_UPSTREAM_SECRET', 'GATEWAY_USAGE_TABLE']);
+    expect(Object.keys(variables).sort()).toEqual(['GATEWAY_CONFIG_JSON', 'GATEWAY_KEYS_TABLE', 'GATEWAY_METRICS_NAMESPACE', 'GATEWAY_UPSTREAM_SECRET', 'GATEWAY_USAGE_TABLE']);
+    expect(variables.GATEWAY_METRICS_NAMESPACE).toBe(config.stackName);
     expect(variables.GATEWAY_USAGE_TABLE).toEqual({ Ref: USAGE_TABLE_LOGICAL_ID });
     expect(parseRoutingConfig(JSON.parse(variables.GATEWAY_CONFIG_JSON as string))).toEqual(config.routing);
     expect(variables.GATEWAY_CONFIG_JSON).toBe(JSON.stringify(config.routing));
@@ -83,7 +84,7 @@ describe('GatewayStack', () => {
     const functionUrl = { 'Fn::GetAtt': [onlyResource(template, 'AWS::Lambda::Url').logicalId, 'FunctionUrl'] };
     const outputs = template.toJSON().Outputs as Record<string, { Value: unknown; Export?: unknown }>;
     expect(Object.keys(outputs).sort()).toEqual(
-      [STACK_OUTPUTS.functionUrl, STACK_OUTPUTS.messagesBaseUrl, STACK_OUTPUTS.responsesBaseUrl, STACK_OUTPUTS.keyTableName, STACK_OUTPUTS.usageTableName, STACK_OUTPUTS.upstreamSecretName, STACK_OUTPUTS.upstreamSecretArn].sort(),
+      [STACK_OUTPUTS.functionUrl, STACK_OUTPUTS.messagesBaseUrl, STACK_OUTPUTS.responsesBaseUrl, STACK_OUTPUTS.keyTableName, STACK_OUTPUTS.usageTableName, STACK_OUTPUTS.upstreamSecretName, STACK_OUTPUTS.upstreamSecretArn, STACK_OUTPUTS.dashboardUrl].sort(),
     );
     expect(outputs[STACK_OUTPUTS.functionUrl]?.Value).toEqual(functionUrl);
     expect(outputs[STACK_OUTPUTS.messagesBaseUrl]?.Value).toEqual({ 'Fn::Join': ['', [functionUrl, 'first']] });

@@ -1,0 +1,109 @@
+import * as z from 'zod/mini';
+
+/**
+ * The routing config's optional `"prices"`: model globs -> USD per million tokens. They add to
+ * and override the built-in table (lambda/usage/price-table.ts); the glob `"*"` sets the
+ * fallback price for models nothing else prices. Exported for the routing-config parser.
+ *
+ * @example
+ * "prices": {
+ *   "claude-sonnet-5*": { "inputPerMTok": 2, "outputPerMTok": 10, "cacheReadPerMTok": 0.2,
+ *                         "cacheWritePerMTok": 2.5, "cacheWrite1hPerMTok": 4 },
+ *   "team-model": { "inputPerMTok": 3, "outputPerMTok": 15,
+ *                   "tiers": [{ "aboveInputTokens": 200000, "inputPerMTok": 6, "outputPerMTok": 22.5 }] },
+ *   "*": { "inputPerMTok": 5, "outputPerMTok": 25 }
+ * }
+ */
+const perMTok = z.number().check(z.minimum(0), z.maximum(1_000_000));
+
+const RATE_FIELDS = {
+  inputPerMTok: perMTok,
+  outputPerMTok: perMTok,
+  /** Prompt-cache reads. Omitted: the input price (no discount assumed, so never under-billed). */
+  cacheReadPerMTok: z.optional(perMTok),
+  /** 5-minute prompt-cache writes. Omitted: 1.25x input (Anthropic's published rule). */
+  cacheWritePerMTok: z.optional(perMTok),
+  /** 1-hour prompt-cache writes (Anthropic only). Omitted: 2x input (Anthropic's published rule). */
+  cacheWrite1hPerMTok: z.optional(perMTok),
+};
+
+/** Above `aboveInputTokens` prompt tokens the whole request is priced at the tier's rates. */
+const TierSchema = z.strictObject({
+  aboveInputTokens: z.int().check(z.minimum(0)),
+  inputPerMTok: z.optional(perMTok),
+  outputPerMTok: z.optional(perMTok),
+  cacheReadPerMTok: z.optional(perMTok),
+  cacheWritePerMTok: z.optional(perMTok),
+  cacheWrite1hPerMTok: z.optional(perMTok),
+});
+
+export const ModelPriceSchema = z.strictObject({
+  ...RATE_FIELDS,
+  tiers: z.optional(
+    z.array(TierSchema).check(
+      z.refine((tiers) => new Set(tiers.map((tier) => tier.aboveInputTokens)).size === tiers.length, 'each tier needs its own aboveInputTokens'),
+    ),
+  ),
+});
+
+export const PricesConfigSchema = z.record(z.string().check(z.minLength(1)), ModelPriceSchema);
+
+export type ModelPriceConfig = z.infer<typeof ModelPriceSchema>;
+export type PricesConfig = z.infer<typeof PricesConfigSchema>;
+
+/** Every rate filled in, USD per million tokens. */
+export interface Rates {
+  inputPerMTok: number;
+  outputPerMTok: number;
+  cacheReadPerMTok: number;
+  cacheWritePerMTok: number;
+  cacheWrite1hPerMTok: number;
+}
+
+/** A complete price: base rates and tiers ascending by size, what cost arithmetic uses. */
+export interface ModelPrice extends Rates {
+  tiers: (Rates & { aboveInputTokens: number })[];
+}
+
+/** Fills the rates a config entry omits (see the field comments); tier fields default to the base. */
+export function completePrice(config: ModelPriceConfig): ModelPrice {
+  const base: Rates = {
+    inputPerMTok: config.inputPerMTok,
+    outputPerMTok: config.outputPerMTok,
+    cacheReadPerMTok: config.cacheReadPerMTok ?? config.inputPerMTok,
+    cacheWritePerMTok: config.cacheWritePerMTok ?? config.inputPerMTok * 1.25,
+    cacheWrite1hPerMTok: config.cacheWrite1hPerMTok ?? config.inputPerMTok * 2,
+  };
+  const tiers = [...(config.tiers ?? [])]
+    .sort((a, b) => a.aboveInputTokens - b.aboveInputTokens)
+    .map(({ aboveInputTokens, ...rates }) => ({ ...base, ...definedOnly(rates), aboveInputTokens }));
+  return { ...base, tiers };
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as Partial<T>;
+}
+
+/** Validates a `"prices"` object; throws with one line per problem naming the field. */
+export function parsePricesConfig(input: unknown, path = 'prices'): PricesConfig {
+  const result = PricesConfigSchema.safeParse(input, { reportInput: true });
+  if (result.success) return result.data;
+  const lines = result.error.issues.map((issue) => `  - ${[path, ...issue.path].join('.')}: ${describeIssue(issue)}`);
+  throw new Error(`Invalid prices:\n${lines.join('\n')}`);
+}
+
+/** zod/mini carries no message locale: say what is wrong from the issue code. */
+export function describeIssue(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case 'invalid_type':
+      return issue.input === undefined ? 'required' : `must be ${issue.expected === 'int' ? 'a whole number' : `a ${issue.expected}`}`;
+    case 'too_small':
+      return issue.origin === 'string' ? 'must not be empty' : `must be at least ${issue.minimum}`;
+    case 'too_big':
+      return `must be at most ${issue.maximum}`;
+    case 'unrecognized_keys':
+      return `unknown field(s) ${issue.keys.map((key) => `"${key}"`).join(', ')}`;
+    default:
+      return issue.message;
+  }
+}

@@ -1,0 +1,129 @@
+import { requestLogLine } from '../../../lambda/observability/request-log.ts';
+import { emfRecord, METRICS, NO_VALUE, type RequestMetrics } from '../../../lambda/observability/metrics.ts';
+import type { RequestState } from '../../../lambda/request-state.ts';
+
+/**
+ * The rules of the Embedded Metric Format specification
+ * (https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html),
+ * checked on a record; returns every violation.
+ */
+const UNITS = /^(Seconds|Microseconds|Milliseconds|Bytes|Kilobytes|Megabytes|Gigabytes|Terabytes|Bits|Kilobits|Megabits|Gigabits|Terabits|Percent|Count|Bytes\/Second|Kilobytes\/Second|Megabytes\/Second|Gigabytes\/Second|Terabytes\/Second|Bits\/Second|Kilobits\/Second|Megabits\/Second|Gigabits\/Second|Terabits\/Second|Count\/Second|None)$/;
+
+function emfViolations(record: Record<string, any>): string[] {
+  const problems: string[] = [];
+  const aws = record._aws;
+  if (typeof aws !== 'object' || aws === null) return ['_aws must be an object'];
+  if (!Number.isInteger(aws.Timestamp)) problems.push('_aws.Timestamp must be an integer (epoch ms)');
+  if (!Array.isArray(aws.CloudWatchMetrics)) return [...problems, '_aws.CloudWatchMetrics must be an array'];
+  for (const [index, directive] of aws.CloudWatchMetrics.entries()) {
+    const at = `CloudWatchMetrics[${index}]`;
+    if (typeof directive.Namespace !== 'string' || directive.Namespace.length < 1 || directive.Namespace.length > 1024) problems.push(`${at}.Namespace must be a string of 1-1024 characters`);
+    if (!Array.isArray(directive.Dimensions) || directive.Dimensions.length < 1) problems.push(`${at}.Dimensions must be a non-empty array of dimension sets`);
+    for (const set of directive.Dimensions ?? []) {
+      if (!Array.isArray(set) || set.length > 30) problems.push(`${at}: a dimension set is an array of at most 30 keys`);
+      for (const key of set ?? []) {
+        const value = record[key];
+        if (typeof value !== 'string') problems.push(`${at}: dimension ${key} must be a string member of the root`);
+        else if (value.length > 1024 || value.trim() === '' || /[^\x20-\x7e]/.test(value)) problems.push(`${at}: dimension ${key} must be 1-1024 printable ASCII characters`);
+      }
+    }
+    if (!Array.isArray(directive.Metrics) || directive.Metrics.length > 100) problems.push(`${at}.Metrics must be an array of at most 100 definitions`);
+    for (const metric of directive.Metrics ?? []) {
+      if (typeof metric.Name !== 'string' || metric.Name.length < 1) problems.push(`${at}: a metric needs a Name`);
+      const value = record[metric.Name];
+      const numeric = typeof value === 'number' && Number.isFinite(value);
+      const numericArray = Array.isArray(value) && value.length <= 100 && value.every((item) => typeof item === 'number');
+      if (!numeric && !numericArray) problems.push(`${at}: metric ${metric.Name} must be a number (or up to 100 numbers) on the root`);
+      if (metric.Unit !== undefined && !UNITS.test(metric.Unit)) problems.push(`${at}: metric ${metric.Name} has an invalid unit ${metric.Unit}`);
+    }
+  }
+  return problems;
+}
+
+const base: RequestMetrics = { model: 'claude-sonnet-5', upstream: 'anthropic', status: 200, outcome: undefined, latencyMs: 2_345, ttfbMs: 412, usage: { inputTokens: 12, outputTokens: 850, cacheReadTokens: 45_000, cacheWriteTokens: 3_000, cacheWrite1hTokens: 3_000 }, costMicroUsd: 29_524 };
+const TIMESTAMP = Date.parse('2026-11-21T13:57:00Z');
+
+describe('EMF record of a request', () => {
+  test('a metered streamed request: every metric, per model and upstream and in total', () => {
+    const record = emfRecord(base, { namespace: 'AgentGateway/Prod', timestamp: TIMESTAMP });
+    expect(emfViolations(record)).toEqual([]);
+    expect(record).toMatchObject({
+      Model: 'claude-sonnet-5',
+      Upstream: 'anthropic',
+      Requests: 1,
+      ClientErrors: 0,
+      Throttles: 0,
+      ServerErrors: 0,
+      StreamErrors: 0,
+      Latency: 2_345,
+      TimeToFirstByte: 412,
+      InputTokens: 12,
+      OutputTokens: 850,
+      CacheReadTokens: 45_000,
+      CacheWriteTokens: 3_000,
+      CostMicroUsd: 29_524,
+    });
+    const [perModel, totals] = (record._aws as any).CloudWatchMetrics;
+    expect(perModel).toEqual({ Namespace: 'AgentGateway/Prod', Dimensions: [['Upstream', 'Model']], Metrics: Object.entries(METRICS).map(([Name, Unit]) => ({ Name, Unit })) });
+    expect(totals.Dimensions).toEqual([[]]);
+    expect(totals.Metrics.map((metric: { Name: string }) => metric.Name)).toEqual(['Requests', 'ClientErrors', 'Throttles', 'ServerErrors', 'StreamErrors', 'Latency', 'TimeToFirstByte', 'CostMicroUsd']);
+    expect((record._aws as any).Timestamp).toBe(TIMESTAMP);
+    expect(record).not.toHaveProperty('PriceSource');
+    expect(emfRecord({ ...base, priceSource: 'fallback' }, { timestamp: TIMESTAMP })).toMatchObject({ PriceSource: 'fallback' });
+  });
+
+  test.each([
+    [401, undefined, { ClientErrors: 1, Throttles: 0, ServerErrors: 0, StreamErrors: 0 }],
+    [429, undefined, { ClientErrors: 0, Throttles: 1, ServerErrors: 0, StreamErrors: 0 }],
+    [502, 'upstream_unreachable', { ClientErrors: 0, Throttles: 0, ServerErrors: 1, StreamErrors: 0 }],
+    [200, 'upstream_truncated', { ClientErrors: 0, Throttles: 0, ServerErrors: 0, StreamErrors: 1 }],
+    [200, 'deadline', { StreamErrors: 1 }],
+    [200, 'client_closed', { StreamErrors: 0, ServerErrors: 0 }],
+    [undefined, undefined, { ServerErrors: 1 }],
+  ])('status %s, outcome %s: errors by class', (status, outcome, expected) => {
+    const record = emfRecord({ ...base, status, outcome }, { timestamp: TIMESTAMP });
+    expect(emfViolations(record)).toEqual([]);
+    expect(record).toMatchObject(expected);
+  });
+
+  test('a refused request without route or usage: no token, cost or first-byte metrics, dimensions "none"', () => {
+    const record = emfRecord({ model: undefined, upstream: undefined, status: 401, outcome: 'unauthorized', latencyMs: 3, ttfbMs: undefined, usage: undefined, costMicroUsd: undefined }, { timestamp: TIMESTAMP });
+    expect(emfViolations(record)).toEqual([]);
+    expect(record).toMatchObject({ Model: NO_VALUE, Upstream: NO_VALUE, Requests: 1, ClientErrors: 1 });
+    for (const absent of ['TimeToFirstByte', 'InputTokens', 'CostMicroUsd']) expect(record).not.toHaveProperty(absent);
+    const names = (record._aws as any).CloudWatchMetrics.flatMap((directive: any) => directive.Metrics.map((metric: any) => metric.Name));
+    expect(names).not.toContain('TimeToFirstByte');
+    expect(names).not.toContain('InputTokens');
+    expect((record._aws as any).Namespace).toBeUndefined();
+    expect((record._aws as any).CloudWatchMetrics[0].Namespace).toBe('AgentGateway');
+  });
+
+  test('dimension values are printable ASCII within the limit', () => {
+    const record = emfRecord({ ...base, model: `modèle-${'x'.repeat(2_000)}`, upstream: '  ' }, { timestamp: TIMESTAMP });
+    expect(emfViolations(record)).toEqual([]);
+    expect((record.Model as string).startsWith('mod?le-')).toBe(true);
+    expect(record.Upstream).toBe(NO_VALUE);
+  });
+
+  test('the validator catches what the specification forbids', () => {
+    expect(emfViolations({ _aws: { Timestamp: 1.5, CloudWatchMetrics: [{ Namespace: '', Dimensions: [['Missing']], Metrics: [{ Name: 'X', Unit: 'Dollars' }] }] }, X: 'one' })).toEqual([
+      '_aws.Timestamp must be an integer (epoch ms)',
+      'CloudWatchMetrics[0].Namespace must be a string of 1-1024 characters',
+      'CloudWatchMetrics[0]: dimension Missing must be a string member of the root',
+      'CloudWatchMetrics[0]: metric X must be a number (or up to 100 numbers) on the root',
+      'CloudWatchMetrics[0]: metric X has an invalid unit Dollars',
+    ]);
+    const tooMany = { _aws: { Timestamp: 1, CloudWatchMetrics: [{ Namespace: 'N', Dimensions: [Array.from({ length: 31 }, (_, i) => `D${i}`)], Metrics: Array.from({ length: 101 }, () => ({ Name: 'M' })) }] }, M: 1, ...Object.fromEntries(Array.from({ length: 31 }, (_, i) => [`D${i}`, 'v'])) };
+    expect(emfViolations(tooMany)).toEqual(['CloudWatchMetrics[0]: a dimension set is an array of at most 30 keys', 'CloudWatchMetrics[0].Metrics must be an array of at most 100 definitions']);
+  });
+
+  test('merges into the request log line without overwriting any of its fields', () => {
+    const state = { id: 'req_1', startedAt: TIMESTAMP - 2_345, respondedAt: TIMESTAMP, family: 'messages', deadline: 0, model: 'claude-sonnet-5', upstream: 'anthropic', status: 200, firstByteAt: TIMESTAMP - 1_933, usage: base.usage, attempts: [], pending: [], release: [] } as unknown as RequestState;
+    const line = JSON.parse(requestLogLine(state));
+    const record = emfRecord(base, { timestamp: TIMESTAMP });
+    expect(Object.keys(line).filter((key) => key in record)).toEqual([]);
+    const merged = { ...line, ...record };
+    expect(emfViolations(merged)).toEqual([]);
+    expect(merged).toMatchObject({ msg: 'request', model: 'claude-sonnet-5', Model: 'claude-sonnet-5', latencyMs: 2_345, Latency: 2_345 });
+  });
+});

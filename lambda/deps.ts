@@ -3,6 +3,7 @@ import type { Router } from './config/routing.ts';
 import type { Settings } from './config/settings.ts';
 import type { CredentialSource } from './upstream/credentials.ts';
 import type { UpstreamHealth } from './upstream/upstream-health.ts';
+import type { PriceBook } from './usage/prices.ts';
 import type { UsageRecorder } from './usage/usage-recorder.ts';
 
 /** The key-table operations the request path needs. */
@@ -20,6 +21,8 @@ export interface GatewayDeps {
   health: UpstreamHealth;
   /** Per-key usage metering and limits; without it nothing is metered and only the output ceiling applies. */
   usage?: Pick<UsageRecorder, 'record' | 'admitRequest' | 'days'>;
+  /** Prices per model (the built-in table plus the routing config's `prices`). */
+  prices: PriceBook;
   settings: Settings;
   /** Receives one JSON line per request. */
   log: (line: string) => void;

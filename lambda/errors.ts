@@ -15,6 +15,7 @@ export type ErrorKind =
   | 'unsupported_media_type'
   | 'upgrade_required'
   | 'rate_limit'
+  | 'budget_exhausted'
   | 'client_closed'
   | 'not_implemented'
   | 'upstream_unreachable'
@@ -45,6 +46,7 @@ const STATUS: Record<ErrorKind, number> = {
   unsupported_media_type: 415,
   upgrade_required: 426,
   rate_limit: 429,
+  budget_exhausted: 429,
   // nginx's convention for "the client went away first": never sent, only logged.
   client_closed: 499,
   not_implemented: 501,
@@ -64,6 +66,8 @@ const FINAL: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
   'method_not_allowed',
   'request_too_large',
   'header_too_large',
+  // A spent budget frees up only when its period ends: retrying sooner is refused again.
+  'budget_exhausted',
   'unsupported_media_type',
   'upgrade_required',
   'not_implemented',

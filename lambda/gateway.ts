@@ -13,6 +13,7 @@ import { requestContext } from './middleware/request-context.ts';
 import type { GatewayMiddleware } from './middleware/types.ts';
 import { requestLogLine } from './observability/request-log.ts';
 import { stateOf, type GatewayContext } from './request-state.ts';
+import { costMicroUsd } from './usage/cost.ts';
 import { chargeableUsage, isMetered } from './usage/metering.ts';
 
 type Request = Parameters<NonNullable<GatewayMiddleware['before']>>[0];
@@ -45,8 +46,12 @@ export function createGateway(deps: GatewayDeps) {
         const { usage, estimated } = chargeableUsage(state);
         if (estimated) state.usageEstimated = true;
         state.usage = usage;
+        // Priced as the model the upstream was asked for, else the client's name; never free.
+        const price = deps.prices.lookup(state.upstreamModel, state.model);
+        state.priceSource = price.source;
+        state.costMicroUsd = usage ? costMicroUsd(usage, price.price) : 0;
         state.pending.push(
-          deps.usage.record(state.key?.id as string, state.model as string, usage, new Date()).then(
+          deps.usage.record(state.key?.id as string, state.model as string, usage, new Date(), state.costMicroUsd).then(
             () => (state.usageWriteMs = Date.now() - (state.respondedAt as number)),
             (error: unknown) => {
               state.usageRecordFailed = error instanceof Error ? error.message : String(error);
@@ -55,7 +60,7 @@ export function createGateway(deps: GatewayDeps) {
         );
       }
       await Promise.allSettled(state.pending);
-      deps.log(requestLogLine(state));
+      deps.log(requestLogLine(state, deps.settings.metricsNamespace));
     },
   })
     .use(context)

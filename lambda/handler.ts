@@ -7,6 +7,7 @@ import { createGateway } from './gateway.ts';
 import { EnvCredentials, SecretsManagerCredentials } from './upstream/credentials.ts';
 import { nodeHttpFetch } from './upstream/node-http-fetch.ts';
 import { UpstreamHealth } from './upstream/upstream-health.ts';
+import { createPriceBook } from './usage/prices.ts';
 import { UsageRecorder } from './usage/usage-recorder.ts';
 import { DynamoUsageStore } from './usage/usage-store.ts';
 
@@ -32,7 +33,8 @@ function required(name: string): string {
 }
 
 const settings = settingsFromEnv(env);
-const router = createRouter(parseRoutingConfig(JSON.parse(required('GATEWAY_CONFIG_JSON'))));
+const routing = parseRoutingConfig(JSON.parse(required('GATEWAY_CONFIG_JSON')));
+const router = createRouter(routing);
 const localStore = env.GATEWAY_LOCAL_STORE_ENDPOINT;
 const dynamo = localStore
   ? new DynamoDBClient({ endpoint: localStore, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 2 })
@@ -57,6 +59,7 @@ export const handler = createGateway({
   keys,
   credentials,
   health: new UpstreamHealth(),
+  prices: createPriceBook(routing.prices),
   ...(usage ? { usage } : {}),
   settings,
   log,

@@ -47,6 +47,11 @@ export interface RequestState {
   /** How long the usage write took (on Lambda it runs before the invocation ends). */
   usageWriteMs?: number;
   usage?: Usage;
+  /** What the request cost, in micro-dollars, and where its price came from (`fallback`: no price known). */
+  costMicroUsd?: number;
+  priceSource?: 'config' | 'table' | 'fallback';
+  /** Headers every answer to this request carries (the key's budget, for Claude Code). */
+  answerHeaders?: Record<string, string>;
   /** The usage was (partly) estimated: the stream ended before its final usage. */
   usageEstimated?: boolean;
   /** Set when metering failed (logged; the response was already sent). */

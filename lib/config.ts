@@ -76,7 +76,7 @@ const TuningSchema = z.strictObject({
   keepaliveMs: z.optional(z.int().min(1)),
   lastUsedIntervalSeconds: z.optional(z.int().min(0)),
   // usageFlushMs stays 0 on Lambda: an invocation must not end with usage unwritten.
-} satisfies Record<Exclude<keyof Settings, 'originSecret' | 'usageFlushMs'>, z.ZodType>);
+} satisfies Record<Exclude<keyof Settings, 'originSecret' | 'usageFlushMs' | 'metricsNamespace'>, z.ZodType>);
 
 const GatewayContextSchema = z
   .strictObject({

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { PricesConfigSchema } from './prices.ts';
 
 /**
  * The routing config's schema: named upstreams, and model globs routed to targets on them (first
@@ -57,6 +58,8 @@ export const RoutingConfigSchema = z
   .strictObject({
     upstreams: z.record(z.string().check(z.regex(/^[A-Za-z0-9_-]+$/, 'upstream names use letters, digits, _ and -')), UpstreamSchema),
     routes: z.array(RouteSchema).check(z.minLength(1, 'at least one route is needed')),
+    /** Prices per model glob, adding to and overriding the built-in table (lambda/config/prices.ts). */
+    prices: z.optional(PricesConfigSchema),
   })
   .check(z.superRefine((config, context) => validateReferences(config, (path, message) => context.addIssue({ code: 'custom', path, message, input: config }))));
 

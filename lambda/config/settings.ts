@@ -24,6 +24,8 @@ export interface Settings {
    * usage is added up per key, model and day and written at this interval.
    */
   usageFlushMs: number;
+  /** When set (on Lambda), the request log line is also a CloudWatch Embedded Metric Format record in this namespace. */
+  metricsNamespace: string | undefined;
 }
 
 export const DEFAULT_SETTINGS: Settings = {
@@ -36,6 +38,7 @@ export const DEFAULT_SETTINGS: Settings = {
   lastUsedIntervalSeconds: 300,
   originSecret: undefined,
   usageFlushMs: 0,
+  metricsNamespace: undefined,
 };
 
 export function settingsFromEnv(env: NodeJS.ProcessEnv): Settings {
@@ -49,6 +52,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv): Settings {
     lastUsedIntervalSeconds: number(env, 'GATEWAY_LAST_USED_INTERVAL_SECONDS', DEFAULT_SETTINGS.lastUsedIntervalSeconds),
     originSecret: env.GATEWAY_ORIGIN_SECRET || undefined,
     usageFlushMs: number(env, 'GATEWAY_USAGE_FLUSH_MS', DEFAULT_SETTINGS.usageFlushMs),
+    metricsNamespace: env.GATEWAY_METRICS_NAMESPACE || undefined,
   };
 }
 

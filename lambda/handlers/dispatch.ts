@@ -41,6 +41,7 @@ function run(event: LambdaFunctionURLEvent, state: RequestState, deps: GatewayDe
 /** Adds both request-id headers (Anthropic's SDK reads `request-id`, OpenAI's `x-request-id`). */
 export function identify(state: RequestState, response: HandlerResponse): HandlerResponse {
   state.status ??= response.statusCode;
+  if (state.answerHeaders) Object.assign(response.headers, state.answerHeaders);
   response.headers['request-id'] = state.id;
   response.headers['x-request-id'] = state.id;
   return response;

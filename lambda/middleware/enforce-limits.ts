@@ -2,15 +2,20 @@ import type { GatewayDeps } from '../deps.ts';
 import { GatewayError } from '../errors.ts';
 import { setTopLevelNumber } from '../formats/json-fields.ts';
 import { stateOf } from '../request-state.ts';
-import { exhaustedBudget, monthStart, secondsUntilNextMinute } from '../usage/limits.ts';
+import { budgetHeaders } from '../usage/budget-headers.ts';
+import { formatUsdShort } from '../usage/cost.ts';
+import { exhaustedBudget, exhaustedSpend, hasBudget, monthStart, secondsUntilNextMinute } from '../usage/limits.ts';
 import { runsModel } from '../usage/metering.ts';
 import type { GatewayMiddleware } from './types.ts';
 
 /**
- * Applies the caller's key limits before anything goes upstream: token budgets (day, month),
- * then requests per minute (an atomic conditional counter, so the limit holds across every
- * instance), then the output-token ceiling, which clamps the request rather than refusing it.
- * Refusals are 429s with `retry-after`, in the client's format.
+ * Applies the caller's key limits before anything goes upstream: dollar budgets, then token
+ * budgets (day, month; one read of the key's month), then requests per minute (an atomic
+ * conditional counter, so the limit holds across every instance), then the output-token ceiling,
+ * which clamps the request rather than refusing it. Refusals are 429s with `retry-after`, in the
+ * client's format: a spent dollar budget is `billing_error` / `insufficient_quota` and not to be
+ * retried before its period ends. Every answer to a budgeted key says how much of its budget is
+ * used, in the headers Claude Code reads (usage/budget-headers.ts).
  */
 export function enforceLimits(deps: GatewayDeps): GatewayMiddleware {
   return {
@@ -19,8 +24,17 @@ export function enforceLimits(deps: GatewayDeps): GatewayMiddleware {
       const limits = state.key?.limits;
       if (!limits || !state.key || !runsModel(state)) return;
       const now = new Date();
-      if (deps.usage && (limits.tokensPerDay !== undefined || limits.tokensPerMonth !== undefined)) {
-        const exhausted = exhaustedBudget(limits, await deps.usage.days(state.key.id, monthStart(now)), now);
+      if (deps.usage && hasBudget(limits)) {
+        const days = await deps.usage.days(state.key.id, monthStart(now));
+        state.answerHeaders = budgetHeaders(limits, days, now);
+        const spent = exhaustedSpend(limits, days, now);
+        if (spent) {
+          throw new GatewayError('budget_exhausted', `This API key has spent its ${formatUsdShort(spent.limitMicroUsd)} budget for the ${spent.period}; it resets at ${spent.resetsAt.toISOString()}.`, {
+            headers: { 'retry-after': String(spent.retryAfterSeconds) },
+            code: 'insufficient_quota',
+          });
+        }
+        const exhausted = exhaustedBudget(limits, days, now);
         if (exhausted) {
           throw new GatewayError('rate_limit', `This API key has used its ${exhausted.limit} tokens for the ${exhausted.period}.`, {
             headers: { 'retry-after': String(exhausted.retryAfterSeconds) },

@@ -1,12 +1,13 @@
 import type { RequestState } from '../request-state.ts';
+import { emfRecord } from './metrics.ts';
 
 /**
  * The one log line per request. It carries ids, routing, timings and token counts, and never a
  * prompt, a reply, a key or a credential: keys are named by their public id only.
  */
-export function requestLogLine(state: RequestState): string {
+export function requestLogLine(state: RequestState, metricsNamespace?: string): string {
   const respondedAt = state.respondedAt ?? Date.now();
-  return JSON.stringify({
+  const line = {
     // Lambda reads `timestamp` and `level` from JSON lines written to stdout (log-level filtering).
     timestamp: new Date(respondedAt).toISOString(),
     level: (state.status ?? 500) >= 500 ? 'error' : 'info',
@@ -30,6 +31,27 @@ export function requestLogLine(state: RequestState): string {
     cappedOutputTokens: state.cappedOutputTokens,
     // Every target tried, when a route tried more than one (fallbacks, another key).
     attempts: state.attempts.length > 1 ? state.attempts : undefined,
+    costUsd: state.costMicroUsd === undefined ? undefined : state.costMicroUsd / 1e6,
+    // `fallback`: the model has no known price and was charged the fallback rate (set `prices`).
+    priceSource: state.priceSource === 'table' ? undefined : state.priceSource,
     cause: state.cause,
-  });
+  };
+  if (metricsNamespace === undefined) return JSON.stringify(line);
+  // On Lambda the same line is a CloudWatch Embedded Metric Format record: metrics without an API call.
+  const metrics = emfRecord(
+    {
+      // Only names an upstream was asked for become dimensions: clients cannot mint metrics.
+      model: state.upstream === undefined ? undefined : (state.upstreamModel ?? state.model),
+      upstream: state.upstream,
+      status: state.status,
+      outcome: line.outcome,
+      latencyMs: line.latencyMs,
+      ttfbMs: line.ttfbMs,
+      usage: state.usage,
+      costMicroUsd: state.costMicroUsd,
+      ...(state.priceSource ? { priceSource: state.priceSource } : {}),
+    },
+    { namespace: metricsNamespace, timestamp: respondedAt },
+  );
+  return JSON.stringify({ ...line, ...metrics });
 }

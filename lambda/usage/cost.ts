@@ -46,3 +46,9 @@ export function microToUsd(micro: number): number {
 export function formatUsd(micro: number): string {
   return `$${(micro / 1e6).toFixed(6)}`;
 }
+
+/** Dollars as people write them: `$5.00`, `$0.0001` (cents always shown, no trailing zeros beyond). */
+export function formatUsdShort(micro: number): string {
+  const [whole, fraction = ''] = (micro / 1e6).toFixed(6).split('.');
+  return `$${whole}.${fraction.replace(/0+$/, '').padEnd(2, '0')}`;
+}

@@ -39,8 +39,8 @@ describe('keys usage, update, rotate', () => {
     const summary = await json(['usage', '--since', '1d']);
     expect(summary.keys).toContainEqual(expect.objectContaining({ id: created.id, name: 'carol', requests: 3 }));
 
-    const updated = await json(['update', created.id, '--rpm', 'none', '--models', 'claude-*', '--name', 'carol-ci', '--usd-per-day', '0.0001']);
-    expect(updated).toMatchObject({ name: 'carol-ci', models: ['claude-*'], limits: { tokensPerDay: 1000000, maxOutputTokens: 500, microUsdPerDay: 100 } });
+    const updated = await json(['update', created.id, '--rpm', 'none', '--models', 'claude-*', '--name', 'carol-ci', '--usd-per-day', '0.5']);
+    expect(updated).toMatchObject({ name: 'carol-ci', models: ['claude-*'], limits: { tokensPerDay: 1000000, maxOutputTokens: 500, microUsdPerDay: 500_000 } });
     expect(updated.limits.requestsPerMinute).toBeUndefined();
 
     const rotated = await json(['rotate', created.id, '--overlap', '1h', '--url', server.url]);

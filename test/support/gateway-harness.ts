@@ -12,6 +12,7 @@ import { UpstreamHealth, type HealthOptions } from '../../lambda/upstream/upstre
 import { ensureKeyTable, ensureUsageTable, localDynamoClient, startEmbeddedStore, type EmbeddedStore } from '../../bin/local/embedded-store.ts';
 import { DynamoUsageStore } from '../../lambda/usage/usage-store.ts';
 import { UsageRecorder } from '../../lambda/usage/usage-recorder.ts';
+import { createPriceBook } from '../../lambda/usage/prices.ts';
 import { createFunctionUrlServer, type FunctionUrlServer, type FunctionUrlServerOptions, type StreamingHandler } from '../../bin/local/function-url-server.ts';
 
 export interface HarnessOptions {
@@ -62,10 +63,12 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
   const usage = new DynamoUsageStore(storeInfo.usageTable, dynamo);
   const settings = { ...DEFAULT_SETTINGS, ...options.settings };
   const recorder = new UsageRecorder(usage, { flushMs: settings.usageFlushMs });
+  const routing = parseRoutingConfig(options.config);
   const rawLogs: string[] = [];
   const logs: Record<string, unknown>[] = [];
   const deps: GatewayDeps = {
-    router: createRouter(parseRoutingConfig(options.config)),
+    router: createRouter(routing),
+    prices: createPriceBook(routing.prices),
     keys: store,
     credentials: options.credentials ?? new EnvCredentials(options.env ?? {}),
     health: new UpstreamHealth(options.health),

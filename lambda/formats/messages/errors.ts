@@ -17,6 +17,8 @@ const ERROR_TYPE: Record<ErrorKind, string> = {
   unsupported_media_type: 'invalid_request_error',
   upgrade_required: 'invalid_request_error',
   rate_limit: 'rate_limit_error',
+  // What Anthropic's Claude apps gateway answers for a spent spend limit.
+  budget_exhausted: 'billing_error',
   client_closed: 'api_error',
   not_implemented: 'invalid_request_error',
   upstream_unreachable: 'api_error',

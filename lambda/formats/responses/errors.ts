@@ -17,6 +17,8 @@ const ERROR_TYPE: Record<ErrorKind, [type: string, code: string | null]> = {
   unsupported_media_type: ['invalid_request_error', 'unsupported_media_type'],
   upgrade_required: ['invalid_request_error', 'websocket_not_supported'],
   rate_limit: ['rate_limit_error', 'rate_limit_exceeded'],
+  // OpenAI's own answer when an account's quota is used up.
+  budget_exhausted: ['insufficient_quota', 'insufficient_quota'],
   client_closed: ['invalid_request_error', 'client_closed'],
   not_implemented: ['invalid_request_error', 'not_implemented'],
   upstream_unreachable: ['server_error', 'upstream_unreachable'],

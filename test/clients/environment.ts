@@ -71,7 +71,7 @@ export async function startEnvironment(label: string): Promise<ClientsEnvironmen
     gateway
       .output()
       .split('\n')
-      .filter((line) => line.startsWith('{"level"'))
+      .filter((line) => line.startsWith('{') && line.includes('"msg":"request"'))
       .map((line) => JSON.parse(line) as Json);
   return {
     root,

@@ -15,8 +15,8 @@ function visibleModels(router: Router, state: RequestState): string[] {
 }
 
 /**
- * Anthropic's model list shape. Claude Code's gateway model discovery keeps only ids starting
- * with `claude` or `anthropic`; name routes accordingly (see README, "Models").
+ * Anthropic's model list shape. Claude Code's gateway model discovery keeps only ids containing
+ * `claude` or `anthropic`; name routes accordingly (see README, "Routing config").
  */
 export function listMessagesModels(router: Router, state: RequestState): HandlerResponse {
   const data = visibleModels(router, state).map((id) => ({ type: 'model', id, display_name: id, created_at: LISTED_AT }));

@@ -43,13 +43,13 @@ const S = {
     id: 'subagent',
     label: 'Explore subagent on the second model name',
     notApplicable: { simulator: 'the simulator fills only required tool fields, so it never asks the Agent tool for subagent_type "Explore"' },
-    note: 'ANTHROPIC_DEFAULT_HAIKU_MODEL names a second route; the Explore subagent request must be routed by it (gateway log and upstream model).',
+    note: 'ANTHROPIC_DEFAULT_HAIKU_MODEL names a second route; the Explore subagent (called in the foreground with model "haiku": agents run in the background and on the caller\'s model by default since Claude Code 2.1.2xx) must be routed by it (gateway log and upstream model).',
   },
   discovery: {
     id: 'discovery',
     label: 'Model discovery (GET /first/v1/models)',
     routeIndependent: true,
-    note: 'CLAUDE_CODE_ENABLE_GATEWAY_MODEL_DISCOVERY=1 with nonessential traffic allowed (inside the namespace only); ~/.claude/cache/gateway-models.json must then hold exactly the routes\' claude-* ids.',
+    note: 'CLAUDE_CODE_ENABLE_GATEWAY_MODEL_DISCOVERY=1 with nonessential traffic allowed (inside the namespace only); ~/.claude/cache/gateway-models.json must then hold exactly the routes\' ids that contain claude or anthropic.',
   },
   auth: { id: 'auth-401', label: 'Revoked key: 401 stops at once', routeIndependent: true, note: 'One POST reaches the gateway (401, x-should-retry: false), no upstream call, the CLI exits 1 within seconds reporting API error 401.' },
   authMessage: { id: 'auth-401-message', label: 'Revoked key: the gateway\'s 401 message is shown', routeIndependent: true },
@@ -231,7 +231,7 @@ describe(book.title, () => {
       cell(S.subagent, async () => {
         const stub = stubOf(env, route)!;
         stub.script(
-          { when: (request) => request.model === (route.upstreamModel ?? route.model), tool: { name: 'Agent', input: { description: 'Explore test', prompt: 'List the files here', subagent_type: 'Explore' } } },
+          { when: (request) => request.model === (route.upstreamModel ?? route.model), tool: { name: 'Agent', input: { description: 'Explore test', prompt: 'List the files here', subagent_type: 'Explore', model: 'haiku', run_in_background: false } } },
           { when: (request) => request.model === (route.smallUpstreamModel ?? route.smallModel), text: 'Explored: nothing here.' },
           { when: (request) => request.model === (route.upstreamModel ?? route.model), text: 'The explorer found nothing.' },
         );

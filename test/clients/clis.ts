@@ -126,11 +126,20 @@ export interface ClaudeResult extends CliRun {
 
 export async function runClaude(args: string[], options: RunOptions): Promise<ClaudeResult> {
   const run = await runProcess(CLAUDE.binary, args, options);
-  const line = run.stdout
+  // The last JSON line whose type is "result" (its key order changed across versions).
+  const result = run.stdout
     .split('\n')
     .reverse()
-    .find((candidate) => candidate.startsWith('{"type":"result"'));
-  return { ...run, result: line ? JSON.parse(line) : undefined };
+    .filter((candidate) => candidate.startsWith('{'))
+    .map((candidate) => {
+      try {
+        return JSON.parse(candidate) as ClaudeResult['result'];
+      } catch {
+        return undefined;
+      }
+    })
+    .find((parsed) => parsed?.type === 'result');
+  return { ...run, result };
 }
 
 // ------------------------------------------------------------------------------ Codex

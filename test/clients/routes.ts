@@ -110,7 +110,7 @@ export function routingConfig(stubUrls: Record<StubName, string>): unknown {
   };
 }
 
-/** Every concrete Claude-looking model id the config lists (what Claude Code's discovery keeps). */
+/** Every concrete model id the config lists that Claude Code's discovery keeps: those containing claude or anthropic. */
 export function listedClaudeModels(): string[] {
-  return [...CLAUDE_ROUTES, ...CODEX_ROUTES].flatMap((route) => [route.model, route.smallModel, route.alias?.model]).filter((id): id is string => id !== undefined && /^(claude|anthropic)/i.test(id));
+  return [...CLAUDE_ROUTES, ...CODEX_ROUTES].flatMap((route) => [route.model, route.smallModel, route.alias?.model]).filter((id): id is string => id !== undefined && /claude|anthropic/i.test(id));
 }

@@ -53,6 +53,18 @@ const S = {
   },
   auth: { id: 'auth-401', label: 'Revoked key: 401 stops at once', routeIndependent: true, note: 'One POST reaches the gateway (401, x-should-retry: false), no upstream call, the CLI exits 1 within seconds reporting API error 401.' },
   authMessage: { id: 'auth-401-message', label: 'Revoked key: the gateway\'s 401 message is shown', routeIndependent: true },
+  budgetWarning: {
+    id: 'budget-warning',
+    label: 'Key past 75 % of its dollar budget: Claude Code warns',
+    routeIndependent: true,
+    note: 'keys update --usd-per-day with 80 % of it spent: the gateway answers with anthropic-ratelimit-unified-* headers describing the key\'s own budget, and Claude Code (2.1.225+, with the gateway key\'s claude-gateway audience) reports them as a rate_limit_event: allowed_warning, utilization 0.8, past the 0.75 threshold, the reset at UTC midnight. Interactively it shows the same as a spend-limit warning; the /usage spend bar is drawn only for Anthropic\'s own gateway sign-in.',
+  },
+  budgetSpent: {
+    id: 'budget-spent',
+    label: 'Key over its dollar budget: the refusal is shown, not retried',
+    routeIndependent: true,
+    note: '429 billing_error with x-should-retry: false and retry-after until UTC midnight: one request, no upstream call, Claude Code reports the spend limit.',
+  },
   retry429: { id: 'retry-429', label: 'Upstream 429 + retry-after: retried, then succeeds', notApplicable: { simulator: SIMULATOR_CANNOT_FAIL } },
   midstream: {
     id: 'midstream',
@@ -136,6 +148,29 @@ async function thinkingTwoTurns(route: RouteSpec, model: string, upstreamModel: 
     expect(signature).toBeDefined();
     expect(reasoningItems(requests[1]!)).toEqual([expect.objectContaining({ signature })]);
   }
+}
+
+/**
+ * A fresh key that has spent `fraction` of a daily dollar budget: one request is metered (its
+ * cost read from the gateway's log line), then the budget is set to make that the fraction.
+ */
+async function keyWithSpent(route: RouteSpec, fraction: number): Promise<IssuedKey> {
+  const issued = await env.createKey(`budget-${fraction}`);
+  const response = await fetch(`${env.tap.url}${MESSAGES}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${issued.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: route.model, max_tokens: 20, messages: [{ role: 'user', content: 'spend a little' }] }),
+  });
+  await response.text();
+  const requestId = response.headers.get('request-id');
+  await until(() => env.gatewayLogs().some((line) => line.requestId === requestId));
+  const cost = env.gatewayLogs().find((line) => line.requestId === requestId)?.costUsd as number;
+  // The budget in whole micro-dollars (the CLI takes 6 decimals), so the fraction spent is exact.
+  const micro = Math.round(cost * 1e6);
+  const budget = fraction === 1 ? micro : Math.round(micro / fraction);
+  await env.updateKey(issued.id, ['--usd-per-day', (budget / 1e6).toFixed(6)]);
+  env.reset();
+  return issued;
 }
 
 function expectSuccess(run: ClaudeResult): NonNullable<ClaudeResult['result']> {
@@ -285,6 +320,30 @@ describe(book.title, () => {
         const run = await runWithRevokedKey(route);
         const message = (JSON.parse(authExchanges.find((exchange) => exchange.status === 401)?.response ?? '{}') as { error?: { message?: string } }).error?.message;
         expect(run.result?.result).toBe(`Failed to authenticate. API Error: 401 ${message}`);
+      });
+
+      cell(S.budgetWarning, async () => {
+        const run = await claude(route, ['-p', 'Say hi', '--output-format', 'stream-json', '--verbose'], { issued: await keyWithSpent(route, 0.8) });
+        expect(run.code).toBe(0);
+        const events = run.stdout.split('\n').filter((line) => line.includes('"type":"rate_limit_event"')).map((line) => JSON.parse(line) as { rate_limit_info: Record<string, unknown> });
+        const midnight = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + 1) / 1000;
+        expect(events[0]?.rate_limit_info).toMatchObject({ status: 'allowed_warning', rateLimitType: 'overage', utilization: 0.8, surpassedThreshold: 0.75, resetsAt: midnight });
+        const posts = tapPosts(env, MESSAGES);
+        expect(posts[0]?.responseHeaders).toMatchObject({ 'anthropic-ratelimit-unified-status': 'allowed_warning', 'anthropic-ratelimit-unified-overage-utilization': '0.8' });
+      });
+
+      cell(S.budgetSpent, async () => {
+        const issued = await keyWithSpent(route, 1);
+        const before = stubOf(env, route)?.exchanges.length ?? 0;
+        const run = await claude(route, ['-p', 'Say hi', '--output-format', 'json'], { issued });
+        expect(run.timedOut).toBe(false);
+        expect(run.result).toMatchObject({ is_error: true, api_error_status: 429 });
+        expect(run.result?.result).toContain('budget for the day');
+        const posts = tapPosts(env, MESSAGES);
+        expect(posts.map((exchange) => exchange.status)).toEqual([429]);
+        expect(posts[0]?.responseHeaders).toMatchObject({ 'x-should-retry': 'false', 'anthropic-ratelimit-unified-status': 'rejected' });
+        expect(JSON.parse(posts[0]!.response)).toMatchObject({ type: 'error', error: { type: 'billing_error' } });
+        expect(stubOf(env, route)?.exchanges.length ?? 0).toBe(before);
       });
 
       cell(S.retry429, async () => {

@@ -35,6 +35,8 @@ export interface ClientsEnvironment {
   gatewayLogs(): Json[];
   createKey(name: string): Promise<IssuedKey>;
   revokeKey(id: string): Promise<void>;
+  /** `npm run keys -- update ID <args>` (limits, models...). */
+  updateKey(id: string, args: string[]): Promise<void>;
   /** Clears the tap and every stub's script and records before a scenario. */
   reset(): void;
   close(): Promise<void>;
@@ -89,6 +91,10 @@ export async function startEnvironment(label: string): Promise<ClientsEnvironmen
       return allLogs().slice(logsSeen);
     },
     createKey,
+    async updateKey(id, args) {
+      const updated = await runKeys(['update', id, ...args], env);
+      if (updated.code !== 0) throw new Error(`keys update failed (${updated.code}): ${updated.stderr}`);
+    },
     async revokeKey(id) {
       const revoked = await runKeys(['revoke', id], env);
       if (revoked.code !== 0) throw new Error(`keys revoke failed (${revoked.code}): ${revoked.stderr}`);

@@ -5,7 +5,7 @@ import { CellBook, recordProbe, type Scenario } from './conformance.ts';
 import { startEnvironment, type ClientsEnvironment, type IssuedKey } from './environment.ts';
 import { assertIsolated } from './isolation.ts';
 import { clientRequests, describeRun, logsFor, reasoningItems, stubOf, tapPosts, toolCalls, toolResults, until, upstreamHeaderText } from './observe.ts';
-import { CLAUDE_ROUTES, CROSS_FORMAT_READY, listedClaudeModels, UPSTREAM_SECRETS, type RouteSpec } from './routes.ts';
+import { CLAUDE_ROUTES, CROSS_FORMAT_READY, FALLBACK_ROUTES, listedClaudeModels, UPSTREAM_SECRETS, type RouteSpec } from './routes.ts';
 
 /**
  * Claude Code (the real native CLI, `-p` mode) through the gateway on every route. Upstream
@@ -65,6 +65,13 @@ const S = {
     routeIndependent: true,
     note: '429 billing_error with x-should-retry: false and retry-after until UTC midnight: one request, no upstream call, Claude Code reports the spend limit.',
   },
+  fallback529: {
+    id: 'fallback-529',
+    label: 'Primary answers 529 (overloaded): the fallback serves the turn',
+    routeIndependent: true,
+    note: 'A route whose primary is the Anthropic upstream and whose fallback is the Responses upstream (through the translator): the primary\'s 529 never reaches Claude Code; one 200 with x-gateway-upstream naming the fallback, and the gateway log lists both tries.',
+  },
+  fallback429: { id: 'fallback-429', label: 'Primary answers 429: the fallback serves the turn', routeIndependent: true },
   retry429: { id: 'retry-429', label: 'Upstream 429 + retry-after: retried, then succeeds', notApplicable: { simulator: SIMULATOR_CANNOT_FAIL } },
   midstream: {
     id: 'midstream',
@@ -148,6 +155,21 @@ async function thinkingTwoTurns(route: RouteSpec, model: string, upstreamModel: 
     expect(signature).toBeDefined();
     expect(reasoningItems(requests[1]!)).toEqual([expect.objectContaining({ signature })]);
   }
+}
+
+/** A turn on the fallback route whose primary answers `status`: the fallback must serve it, unseen. */
+async function primaryFails(status: number): Promise<void> {
+  const route = FALLBACK_ROUTES.claude;
+  env.stubs[route.primary].script({ error: { status, retryAfter: 30, message: `primary ${status}` } });
+  env.stubs[route.fallback].script({ text: 'Served by the fallback.' });
+  const result = expectSuccess(await claude(CLAUDE_ROUTES[0] as RouteSpec, ['-p', 'Say hi', '--output-format', 'json'], { model: route.model }));
+  expect(result.result).toBe('Served by the fallback.');
+  const posts = tapPosts(env, MESSAGES);
+  expect(posts.map((exchange) => exchange.status)).toEqual([200]);
+  expect(posts[0]?.responseHeaders['x-gateway-upstream']).toBe(route.fallback);
+  expect(env.stubs[route.primary].creates().map((exchange) => exchange.status)).toEqual([status]);
+  await until(() => logsFor(env, route.model).length > 0);
+  expect(logsFor(env, route.model)[0]).toMatchObject({ status: 200, upstream: route.fallback, attempts: [{ upstream: route.primary, status }, { upstream: route.fallback, model: route.fallbackModel, status: 200 }] });
 }
 
 /**
@@ -345,6 +367,10 @@ describe(book.title, () => {
         expect(JSON.parse(posts[0]!.response)).toMatchObject({ type: 'error', error: { type: 'billing_error' } });
         expect(stubOf(env, route)?.exchanges.length ?? 0).toBe(before);
       });
+
+      cell(S.fallback529, () => primaryFails(529));
+
+      cell(S.fallback429, () => primaryFails(429));
 
       cell(S.retry429, async () => {
         const stub = stubOf(env, route)!;

@@ -6,7 +6,7 @@ import { CellBook, recordProbe, type Scenario } from './conformance.ts';
 import { startEnvironment, type ClientsEnvironment, type IssuedKey } from './environment.ts';
 import { assertIsolated } from './isolation.ts';
 import { clientRequests, describeRun, logsFor, reasoningItems, stubOf, tapPosts, toolCalls, toolResults, until, upstreamHeaderText } from './observe.ts';
-import { CODEX_ROUTES, CROSS_FORMAT_READY, UPSTREAM_SECRETS, type RouteSpec } from './routes.ts';
+import { CODEX_ROUTES, CROSS_FORMAT_READY, FALLBACK_ROUTES, UPSTREAM_SECRETS, type RouteSpec } from './routes.ts';
 import { containsDeep, type Json } from './upstream/wire.ts';
 
 /**
@@ -52,6 +52,18 @@ const S = {
     note: 'The real TUI, driven through a pseudo-terminal (util-linux `script`): after the first turn it asks for a title with structured output (json_schema "codex_output_schema", strict); the upstream must receive the schema and its JSON answer must come back.',
   },
   auth: { id: 'auth-401', label: 'Revoked key: 401, Codex gives up with the error', routeIndependent: true, note: 'Codex retries 401s (it ignores x-should-retry: false; 6 attempts, about 8 s): the run must end with the 401 error, every attempt a 401, none reaching the upstream.' },
+  fallback529: {
+    id: 'fallback-529',
+    label: 'Primary answers 529 (overloaded): the fallback serves the turn',
+    routeIndependent: true,
+    note: 'A route whose primary is the Responses upstream and whose fallback is the Anthropic upstream (through the translator): the primary\'s 529 never reaches Codex; one 200 with x-gateway-upstream naming the fallback, and the gateway log lists both tries.',
+  },
+  fallback429: {
+    id: 'fallback-429',
+    label: 'Primary answers 429: the fallback serves the turn',
+    routeIndependent: true,
+    note: 'Codex does not retry 429s itself (retry_429: false in its provider settings); the gateway\'s fallback turns the rate limit into a served turn.',
+  },
   retry429: { id: 'retry-429', label: 'Upstream 429 + retry-after: retried, then succeeds', notApplicable: { simulator: SIMULATOR_CANNOT_FAIL } },
   midstream: {
     id: 'midstream',
@@ -98,6 +110,21 @@ function codexExec(route: RouteSpec, prompt: string, options: CodexOptions = {})
   const issued = options.issued ?? env.issued;
   const args = ['exec', '--json', ...(options.execArgs ?? ['--skip-git-repo-check']), '-m', options.model ?? route.model, prompt];
   return runCodex(args, { env: codexEnv(issued.setup.codex.env, home), cwd: options.cwd ?? env.dir('codex-work'), timeoutMs: RUN_TIMEOUT_MS });
+}
+
+/** A turn on the fallback route whose primary answers `status`: the fallback must serve it, unseen. */
+async function primaryFails(status: number): Promise<void> {
+  const route = FALLBACK_ROUTES.codex;
+  env.stubs[route.primary].script({ error: { status, retryAfter: 30, message: `primary ${status}` } });
+  env.stubs[route.fallback].script({ text: 'Served by the fallback.' });
+  const messages = expectSuccess(await codexExec(CODEX_ROUTES[0] as RouteSpec, 'Say hi', { model: route.model }));
+  expect(messages.at(-1)).toBe('Served by the fallback.');
+  const posts = tapPosts(env, RESPONSES);
+  expect(posts.map((exchange) => exchange.status)).toEqual([200]);
+  expect(posts[0]?.responseHeaders['x-gateway-upstream']).toBe(route.fallback);
+  expect(env.stubs[route.primary].creates().map((exchange) => exchange.status)).toEqual([status]);
+  await until(() => logsFor(env, route.model).length > 0);
+  expect(logsFor(env, route.model)[0]).toMatchObject({ status: 200, upstream: route.fallback, attempts: [{ upstream: route.primary, status }, { upstream: route.fallback, model: route.fallbackModel, status: 200 }] });
 }
 
 function expectSuccess(run: CodexResult): string[] {
@@ -311,6 +338,10 @@ describe(book.title, () => {
         expect(JSON.parse(posts[0]!.response)).toMatchObject({ error: { code: 'invalid_api_key' } });
         expect(stubOf(env, route)!.exchanges).toHaveLength(0);
       });
+
+      cell(S.fallback529, () => primaryFails(529));
+
+      cell(S.fallback429, () => primaryFails(429));
 
       cell(S.retry429, async () => {
         const stub = stubOf(env, route)!;

@@ -5,7 +5,7 @@ import type { ClientSetup } from '../../bin/local/setup-text.ts';
 import { runKeys, tempDir, type RunningServer } from '../support/processes.ts';
 import { CODEX } from './clis.ts';
 import { gatewayCatalog } from './codex-catalog.ts';
-import { CODEX_ROUTES, routingConfig, STUB_FORMAT, UPSTREAM_SECRETS, type StubName } from './routes.ts';
+import { CODEX_ROUTES, FALLBACK_ROUTES, routingConfig, STUB_FORMAT, UPSTREAM_SECRETS, type StubName } from './routes.ts';
 import { startTap, type Tap } from './tap.ts';
 import { ScriptedUpstream } from './upstream/scripted-upstream.ts';
 import type { Json } from './upstream/wire.ts';
@@ -65,7 +65,7 @@ export async function startEnvironment(label: string): Promise<ClientsEnvironmen
   const issued = await createKey(`conformance-${label}`);
 
   const catalogPath = join(root, 'codex-catalog.json');
-  writeFileSync(catalogPath, JSON.stringify(gatewayCatalog(CODEX.binary, CODEX_ROUTES.flatMap((route) => (route.alias ? [route.model, route.alias.model] : [route.model])))));
+  writeFileSync(catalogPath, JSON.stringify(gatewayCatalog(CODEX.binary, [...CODEX_ROUTES.flatMap((route) => (route.alias ? [route.model, route.alias.model] : [route.model])), FALLBACK_ROUTES.codex.model])));
 
   let dirs = 0;
   let logsSeen = 0;

@@ -87,12 +87,24 @@ export const CODEX_ROUTES: RouteSpec[] = [
   { id: 'openai-chat', label: 'openai-chat upstream (Chat Completions)', model: 'gpt-gw-chat', upstreamModel: 'local-coder', smallModel: undefined, smallUpstreamModel: undefined, alias: undefined, stub: 'chat', crossFormat: true },
 ];
 
+/**
+ * Routes with a fallback (issue: resilient routes): the primary is scripted to fail, the fallback
+ * serves, through the translator (another provider's format).
+ */
+export const FALLBACK_ROUTES = {
+  claude: { model: 'claude-gw-fallback', primary: 'anthropic' as StubName, primaryModel: 'claude-sonnet-5', fallback: 'openai' as StubName, fallbackModel: 'gpt-5.5' },
+  codex: { model: 'gpt-gw-fallback', primary: 'openai' as StubName, primaryModel: 'gpt-5.5', fallback: 'anthropic' as StubName, fallbackModel: 'claude-sonnet-5' },
+};
+
 /** Upstream credentials the gateway holds (the CLIs never see them). The chat upstream has none, like a self-hosted server. */
 export const UPSTREAM_SECRETS = { STUB_ANTHROPIC_KEY: 'sk-ant-stub-upstream-secret', STUB_OPENAI_KEY: 'sk-stub-openai-upstream-secret' };
 
 /** The routing config file the suite gives `npm start` (GATEWAY_CONFIG). */
 export function routingConfig(stubUrls: Record<StubName, string>): unknown {
-  const routes: { model: string; upstream: string; upstreamModel?: string }[] = [];
+  const routes: { model: string; upstream: string; upstreamModel?: string; fallbacks?: { upstream: string; upstreamModel: string }[] }[] = [];
+  for (const route of Object.values(FALLBACK_ROUTES)) {
+    routes.push({ model: route.model, upstream: route.primary, upstreamModel: route.primaryModel, fallbacks: [{ upstream: route.fallback, upstreamModel: route.fallbackModel }] });
+  }
   for (const route of [...CLAUDE_ROUTES, ...CODEX_ROUTES]) {
     const upstream = route.stub ?? 'sim';
     routes.push({ model: route.model, upstream, ...(route.upstreamModel ? { upstreamModel: route.upstreamModel } : {}) });
@@ -112,5 +124,6 @@ export function routingConfig(stubUrls: Record<StubName, string>): unknown {
 
 /** Every concrete model id the config lists that Claude Code's discovery keeps: those containing claude or anthropic. */
 export function listedClaudeModels(): string[] {
-  return [...CLAUDE_ROUTES, ...CODEX_ROUTES].flatMap((route) => [route.model, route.smallModel, route.alias?.model]).filter((id): id is string => id !== undefined && /claude|anthropic/i.test(id));
+  const ids = [...CLAUDE_ROUTES, ...CODEX_ROUTES].flatMap((route) => [route.model, route.smallModel, route.alias?.model]);
+  return [...ids, ...Object.values(FALLBACK_ROUTES).map((route) => route.model)].filter((id): id is string => id !== undefined && /claude|anthropic/i.test(id));
 }

@@ -166,3 +166,55 @@ function safeParseString(literal: string): string | undefined {
     return undefined;
   }
 }
+
+/** Where each top-level member of an object text starts (its key) and ends (after its value). */
+function topLevelMembers(json: string): { key: string; start: number; end: number }[] {
+  const members: { key: string; start: number; end: number }[] = [];
+  let i = skipWhitespace(json, 0);
+  if (json.charCodeAt(i) !== 123 /* { */) return members;
+  i = skipWhitespace(json, i + 1);
+  while (i < json.length && json.charCodeAt(i) === 34) {
+    const keyEnd = skipString(json, i);
+    const key = safeParseString(json.slice(i, keyEnd)) ?? '';
+    const valueStart = skipWhitespace(json, skipWhitespace(json, keyEnd) + 1);
+    const end = skipValue(json, valueStart);
+    members.push({ key, start: i, end });
+    i = skipWhitespace(json, end);
+    if (json.charCodeAt(i) !== 44 /* , */) break;
+    i = skipWhitespace(json, i + 1);
+  }
+  return members;
+}
+
+/**
+ * Returns `json` without its top-level members named in `keys` (every occurrence), every other
+ * byte unchanged (a separating comma goes with the member).
+ */
+export function removeTopLevelMembers(json: string, keys: ReadonlySet<string>): string {
+  const members = topLevelMembers(json);
+  let out = json;
+  for (let index = members.length - 1; index >= 0; index--) {
+    const member = members[index] as { key: string; start: number; end: number };
+    if (!keys.has(member.key)) continue;
+    const next = members[index + 1];
+    const previous = members[index - 1];
+    // Take the comma after the member, or, for the last one, the comma before it.
+    const [from, to] = next ? [member.start, next.start] : previous ? [previous.end, member.end] : [member.start, member.end];
+    out = out.slice(0, from) + out.slice(to);
+    members.splice(index, 1);
+    if (next) for (const later of members.slice(index)) (later.start -= to - from), (later.end -= to - from);
+  }
+  return out;
+}
+
+/** Returns `json` with `"key": <valueJson>` added as its first member, every other byte unchanged. */
+export function prependTopLevelMember(json: string, key: string, valueJson: string): string {
+  const open = json.indexOf('{');
+  const empty = json.slice(open + 1).trim().startsWith('}');
+  return `${json.slice(0, open + 1)}${JSON.stringify(key)}:${valueJson}${empty ? '' : ','}${json.slice(open + 1)}`;
+}
+
+/** The names of an object text's top-level members, in order. */
+export function topLevelKeys(json: string): string[] {
+  return topLevelMembers(json).map((member) => member.key);
+}

@@ -40,7 +40,7 @@ export async function passthroughAttempt(state: RequestState, deps: GatewayDeps,
   } else {
     const body = upstreamModel === model ? (state.rawBody as string) : replaceTopLevelString(state.rawBody as string, 'model', upstreamModel);
     try {
-      ({ response, abort, dropped } = await sendToUpstream(state, deps, target, clientHeaders, { operation, body, firstByteTimeoutMs: streaming ? deps.settings.firstByteTimeoutMs : undefined }));
+      ({ response, abort, dropped } = await sendToUpstream(state, deps, target, clientHeaders, { operation, body, streaming, firstByteTimeoutMs: streaming ? deps.settings.firstByteTimeoutMs : undefined }));
     } catch (error) {
       if (canRetry && retryableError(error, state)) return { retry: (error as GatewayError).message, error: error as GatewayError };
       throw error;
@@ -64,8 +64,11 @@ export async function passthroughAttempt(state: RequestState, deps: GatewayDeps,
     }
     const observer = state.family === 'messages' ? new MessagesStreamObserver() : new ResponsesStreamObserver(`resp_${state.id}`);
     const restore = upstreamModel === model ? undefined : modelNameRestorer(state.family, model);
-    const relayed = relayStream(source, new PassthroughProcessor(observer, restore), {
+    // Bedrock sends no pings; Claude Code gives up on a stream after 300 s without a byte.
+    const pings = upstream.type === 'bedrock' ? { keepalive: () => PING, keepaliveMs: deps.settings.keepaliveMs } : undefined;
+    const relayed = relayStream(source, new PassthroughProcessor(observer, restore, pings?.keepalive), {
       ...relayHooks(state, abort, deps),
+      ...(pings ? { keepaliveMs: pings.keepaliveMs } : {}),
       onEnd: (outcome) => {
         state.usage = observer.usage;
         state.outputBytes = observer.outputBytes;
@@ -88,6 +91,9 @@ export async function passthroughAttempt(state: RequestState, deps: GatewayDeps,
   const answer = response.ok && upstreamModel !== model ? restoreModelInJson(bytes, model) : bytes;
   return { served: { statusCode: response.status, headers, body: replyBody(answer) } };
 }
+
+/** Anthropic's own keepalive event. */
+const PING = new TextEncoder().encode('event: ping\ndata: {"type":"ping"}\n\n');
 
 /** middy writes a string body without slicing it only up to this many UTF-16 units (#1189). */
 const ONE_WRITE_CHARS = 16_384;

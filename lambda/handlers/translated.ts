@@ -33,6 +33,7 @@ export async function translatedAttempt(state: RequestState, deps: GatewayDeps, 
     exchange = await sendToUpstream(state, deps, target, clientHeaders, {
       operation: 'create',
       body: JSON.stringify(translated.body),
+      streaming: true,
       headers: { accept: 'text/event-stream' },
       firstByteTimeoutMs: deps.settings.firstByteTimeoutMs,
     });

@@ -25,17 +25,17 @@ export async function sendToUpstream(
   deps: GatewayDeps,
   target: Target,
   clientHeaders: Record<string, string | undefined>,
-  request: { operation: Operation; body: string; headers?: Record<string, string>; firstByteTimeoutMs: number | undefined },
+  request: { operation: Operation; body: string; streaming: boolean; headers?: Record<string, string>; firstByteTimeoutMs: number | undefined },
 ): Promise<Exchange> {
   const { upstream } = target;
   const abort = requestAbort(state.deadline, state.abandon);
   state.release.push(abort.release);
   const keys = await deps.credentials.keys(upstream);
   const keyIndex = keys.length > 0 ? deps.health.pickKey(upstream, keys.length, state.stickyKey ?? '') : undefined;
-  const call = await providerRequest(upstream, request.operation, target.upstreamModel, request.body, { ...clientHeaders, ...request.headers }, keyIndex === undefined ? undefined : keys[keyIndex]);
+  const call = await providerRequest(upstream, request.operation, target.upstreamModel, request.body, request.streaming, { ...clientHeaders, ...request.headers }, keyIndex === undefined ? undefined : keys[keyIndex]);
   const attempt = state.attempts.at(-1);
   if (attempt && keyIndex !== undefined && keys.length > 1) attempt.key = keyIndex;
-  const response = adaptResponse(upstream, await callUpstream({ url: call.url, headers: call.headers, body: call.body, abort, firstByteTimeoutMs: request.firstByteTimeoutMs, fetch: deps.fetch }));
+  const response = await adaptResponse(upstream, request.operation, await callUpstream({ url: call.url, headers: call.headers, body: call.body, abort, firstByteTimeoutMs: request.firstByteTimeoutMs, fetch: deps.fetch }));
   if (keyIndex !== undefined && (response.status === 429 || response.status === 401 || response.status === 403)) {
     const restedMs = deps.health.restKey(upstream, keyIndex, response.status, retryAfterMs(response.headers));
     if (attempt) attempt.keyRestedMs = restedMs;

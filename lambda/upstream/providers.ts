@@ -1,5 +1,7 @@
 import type { Upstream, UpstreamType } from '../config/routing.ts';
 import type { Family } from '../routes.ts';
+import { adaptBedrockResponse, bedrockRequest, countsTokens } from './bedrock/bedrock.ts';
+import { signAwsRequest } from './aws/signer.ts';
 import { upstreamRequestHeaders } from './headers.ts';
 
 /**
@@ -27,8 +29,12 @@ const SERVES: Record<Exclude<Operation, 'create'>, readonly UpstreamType[]> = {
   compact: ['openai'],
 };
 
-export function servesOperation(type: UpstreamType, operation: Operation): boolean {
-  return operation === 'create' || SERVES[operation].includes(type);
+/** Whether the upstream serves `operation` for this model itself (else the gateway answers locally). */
+export function servesOperation(type: UpstreamType, operation: Operation, upstreamModel: string): boolean {
+  if (operation === 'create') return true;
+  // Bedrock counts tokens for bare foundation-model ids only.
+  if (type === 'bedrock' && operation === 'count_tokens') return countsTokens(upstreamModel);
+  return SERVES[operation].includes(type);
 }
 
 /** True when the upstream speaks the client's format, so the request can pass through as is. */
@@ -83,14 +89,24 @@ export interface ProviderRequest {
  * the provider's own headers and credential (an API key, or an AWS SigV4 signature made last, over
  * the final bytes).
  */
-export async function providerRequest(upstream: Upstream, operation: Operation, upstreamModel: string, body: string, clientHeaders: Record<string, string | undefined>, credential: string | undefined): Promise<ProviderRequest> {
+export async function providerRequest(
+  upstream: Upstream,
+  operation: Operation,
+  upstreamModel: string,
+  body: string,
+  streaming: boolean,
+  clientHeaders: Record<string, string | undefined>,
+  credential: string | undefined,
+): Promise<ProviderRequest> {
+  if (upstream.type === 'bedrock') return bedrockRequest(upstream, operation, upstreamModel, body, streaming, clientHeaders, credential);
+  const url = upstreamUrl(upstream, operation);
   const headers = { ...upstreamRequestHeaders(clientHeaders, upstream.type), ...providerHeaders(upstream, credential, clientHeaders), 'content-type': 'application/json' };
-  const request: ProviderRequest = { url: upstreamUrl(upstream, operation), headers, body, dropped: [] };
-  void upstreamModel;
-  return request;
+  // An `aws` upstream (e.g. Bedrock's OpenAI-compatible endpoint) is signed instead of keyed.
+  if (upstream.aws !== undefined && credential === undefined) Object.assign(headers, await signAwsRequest(upstream.aws, { method: 'POST', url, headers, body }));
+  return { url, headers, body, dropped: [] };
 }
 
-/** The upstream's answer in the format the gateway expects of its type (identity for all but Bedrock). */
-export function adaptResponse(_upstream: Upstream, response: Response): Response {
-  return response;
+/** The upstream's answer in the format the gateway expects of its type (as is, but for Bedrock's). */
+export async function adaptResponse(upstream: Upstream, operation: Operation, response: Response): Promise<Response> {
+  return upstream.type === 'bedrock' ? adaptBedrockResponse(response, operation) : response;
 }

@@ -136,12 +136,17 @@ export class PassthroughProcessor implements StreamProcessor {
   readonly #observer: StreamObserver;
   readonly #onEvent: (event: Buffer) => void;
   readonly #rewrite: ((event: Buffer) => Buffer | undefined) | undefined;
+  readonly keepalive: (() => Uint8Array) | undefined;
 
-  /** `rewrite` may replace single events (a route's model rename); without it bytes pass untouched. */
-  constructor(observer: StreamObserver, rewrite?: (event: Buffer) => Buffer | undefined) {
+  /**
+   * `rewrite` may replace single events (a route's model rename); without it bytes pass untouched.
+   * `keepalive`: bytes for silences, for upstreams that send none of their own (Bedrock).
+   */
+  constructor(observer: StreamObserver, rewrite?: (event: Buffer) => Buffer | undefined, keepalive?: () => Uint8Array) {
     this.#observer = observer;
     this.#onEvent = (event) => observer.event(event);
     this.#rewrite = rewrite;
+    this.keepalive = keepalive;
   }
 
   push(chunk: Uint8Array): Uint8Array | undefined {

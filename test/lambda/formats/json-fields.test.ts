@@ -1,4 +1,4 @@
-import { parseJsonObject, replaceTopLevelString, scanJsonShape } from '../../../lambda/formats/json-fields.ts';
+import { parseJsonObject, prependTopLevelMember, removeTopLevelMembers, replaceTopLevelString, scanJsonShape, topLevelKeys } from '../../../lambda/formats/json-fields.ts';
 
 describe('replaceTopLevelString', () => {
   test('renames only the top-level member and keeps every other byte', () => {
@@ -53,5 +53,31 @@ describe('scanJsonShape', () => {
     const body = JSON.stringify({ a: 'say \\"hi\\" \\', model: 'x', b: ['\\', '"'], stream: true });
     expect(scanJsonShape(body, 3, watched)).toEqual({ tooDeep: false });
     expect(replaceTopLevelString(body, 'model', 'y')).toBe(body.replace('"model":"x"', '"model":"y"'));
+  });
+});
+
+describe('removeTopLevelMembers and prependTopLevelMember', () => {
+  const body = '{ "model" : "claude-x","stream":true,\n "system":[{"type":"text","text":"a \\"model\\": b","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":[{"type":"thinking","thinking":"t","signature":"Sig+/=="}]}], "max_tokens":1.50e3 ,"metadata":{"stream":1}}';
+
+  test('removes exactly the named members, keeping every other byte (signatures, cache_control, number forms)', () => {
+    const out = removeTopLevelMembers(body, new Set(['model', 'stream', 'metadata']));
+    expect(out).toBe('{ "system":[{"type":"text","text":"a \\"model\\": b","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":[{"type":"thinking","thinking":"t","signature":"Sig+/=="}]}], "max_tokens":1.50e3}');
+    expect(JSON.parse(out)).toEqual({ system: JSON.parse(body).system, messages: JSON.parse(body).messages, max_tokens: 1500 });
+  });
+
+  test('first, middle, last and only members; absent ones; duplicates', () => {
+    expect(removeTopLevelMembers('{"a":1,"b":2,"c":3}', new Set(['a']))).toBe('{"b":2,"c":3}');
+    expect(removeTopLevelMembers('{"a":1,"b":2,"c":3}', new Set(['b']))).toBe('{"a":1,"c":3}');
+    expect(removeTopLevelMembers('{"a":1,"b":2,"c":3}', new Set(['c']))).toBe('{"a":1,"b":2}');
+    expect(removeTopLevelMembers('{"a":1}', new Set(['a']))).toBe('{}');
+    expect(removeTopLevelMembers('{"a":1,"b":2}', new Set(['x']))).toBe('{"a":1,"b":2}');
+    expect(removeTopLevelMembers('{"a":1,"b":2,"a":3}', new Set(['a']))).toBe('{"b":2}');
+    expect(removeTopLevelMembers('{"a":1,"b":2,"c":3}', new Set(['a', 'c']))).toBe('{"b":2}');
+  });
+
+  test('a member is prepended before all others, or alone', () => {
+    expect(prependTopLevelMember('{"a":1}', 'v', '"x"')).toBe('{"v":"x","a":1}');
+    expect(prependTopLevelMember(' { } ', 'v', '["a"]')).toBe(' {"v":["a"] } ');
+    expect(topLevelKeys(body)).toEqual(['model', 'stream', 'system', 'messages', 'max_tokens', 'metadata']);
   });
 });

@@ -1,0 +1,84 @@
+import { parseJsonObject, prependTopLevelMember, removeTopLevelMembers, topLevelKeys } from '../../formats/json-fields.ts';
+
+/**
+ * A Messages request body as Amazon Bedrock's InvokeModel takes it
+ * (https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-anthropic-claude-messages-request-response.html):
+ * `model` and `stream` leave the body (the model id goes in the path, streaming is the
+ * `invoke-with-response-stream` action), `anthropic_version` is `bedrock-2023-05-31` unless the
+ * client set one, and beta flags move from the `anthropic-beta` header into `anthropic_beta`.
+ * Nothing else is touched, byte for byte: thinking signatures are bound to the exact conversation
+ * and system prompt, and prompt-cache prefixes to the exact bytes.
+ *
+ * Bedrock refuses some betas ("invalid beta flag") and body members ("Extra inputs are not
+ * permitted") that Claude Code sends to a Messages gateway; they are removed and reported. The
+ * lists follow LiteLLM's per-provider beta map for Bedrock InvokeModel
+ * (BerriAI/litellm, litellm/anthropic_beta_headers_config.json) and coder/aibridge's field
+ * filtering (coder/aibridge#226); details and sources in docs/bedrock.md.
+ */
+const BEDROCK_BETAS: ReadonlySet<string> = new Set([
+  'computer-use-2025-01-24',
+  'computer-use-2025-11-24',
+  'context-1m-2025-08-07',
+  'context-management-2025-06-27',
+  'compact-2026-01-12',
+  'effort-2025-11-24',
+  'fine-grained-tool-streaming-2025-05-14',
+  'interleaved-thinking-2025-05-14',
+  'tool-search-tool-2025-10-19',
+  'dangerous-tool-use-2026-09-03',
+  'thinking-binding-controls-2026-08-01',
+  'thinking-display-updates-2026-08-18',
+  'mid-conversation-output-config-2026-07-01',
+  'mid-conversation-tool-changes-2026-07-01',
+]);
+
+/** Betas Bedrock knows under another name. */
+const RENAMED_BETAS: Readonly<Record<string, string>> = { 'advanced-tool-use-2025-11-20': 'tool-search-tool-2025-10-19' };
+
+/** Members Bedrock refuses outright (`model` and `stream` are moved, not dropped). */
+const REFUSED_MEMBERS = ['metadata', 'service_tier', 'container', 'inference_geo'];
+
+/** Members Bedrock accepts only together with one of their betas. */
+const MEMBERS_NEEDING_BETA: Readonly<Record<string, readonly string[]>> = {
+  context_management: ['context-management-2025-06-27', 'compact-2026-01-12'],
+  output_config: ['effort-2025-11-24'],
+};
+
+export const BEDROCK_ANTHROPIC_VERSION = 'bedrock-2023-05-31';
+
+export interface InvokeBody {
+  body: string;
+  /** What was removed, for `x-gateway-dropped` and the log. */
+  dropped: string[];
+}
+
+export function toInvokeBody(clientBody: string, betaHeader: string | undefined): InvokeBody {
+  const keys = new Set(topLevelKeys(clientBody));
+  const dropped: string[] = [];
+  const requested = keys.has('anthropic_beta') ? [] : (betaHeader ?? '').split(',').map((beta) => beta.trim()).filter(Boolean);
+  const betas: string[] = [];
+  for (const beta of requested) {
+    const name = RENAMED_BETAS[beta] ?? beta;
+    if (!BEDROCK_BETAS.has(name)) dropped.push(`anthropic-beta ${beta}`);
+    else if (!betas.includes(name)) betas.push(name);
+  }
+  const bodyBetas = keys.has('anthropic_beta') ? betasInBody(clientBody) : betas;
+  const remove = new Set(['model', 'stream']);
+  const drop = (member: string) => {
+    remove.add(member);
+    dropped.push(member);
+  };
+  for (const member of REFUSED_MEMBERS) if (keys.has(member)) drop(member);
+  for (const [member, needs] of Object.entries(MEMBERS_NEEDING_BETA)) {
+    if (keys.has(member) && !needs.some((beta) => bodyBetas.includes(beta))) drop(member);
+  }
+  let body = removeTopLevelMembers(clientBody, remove);
+  if (betas.length > 0) body = prependTopLevelMember(body, 'anthropic_beta', JSON.stringify(betas));
+  if (!keys.has('anthropic_version')) body = prependTopLevelMember(body, 'anthropic_version', JSON.stringify(BEDROCK_ANTHROPIC_VERSION));
+  return { body, dropped };
+}
+
+function betasInBody(body: string): string[] {
+  const betas = parseJsonObject(body)?.anthropic_beta;
+  return Array.isArray(betas) ? betas.filter((beta): beta is string => typeof beta === 'string') : [];
+}

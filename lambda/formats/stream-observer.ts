@@ -10,6 +10,8 @@ export interface StreamObserver {
   event(bytes: Buffer): void;
   /** True once the stream carried its terminal event (success or the upstream's own error). */
   readonly finished: boolean;
+  /** True when that terminal event was the upstream's own error (logged as `upstream_error`). */
+  readonly errored: boolean;
   readonly usage: Usage | undefined;
   /** Approximate bytes of generated content relayed (delta payloads), for streams cut short. */
   readonly outputBytes: number;

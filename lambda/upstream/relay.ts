@@ -164,7 +164,7 @@ export class PassthroughProcessor implements StreamProcessor {
   }
 
   end(): { bytes: Uint8Array | undefined; outcome: string } {
-    if (this.#observer.finished) return { bytes: undefined, outcome: 'ok' };
+    if (this.#observer.finished) return { bytes: undefined, outcome: this.#observer.errored ? 'upstream_error' : 'ok' };
     return { bytes: encoder.encode(this.#observer.failure('The upstream closed the stream before it was complete.')), outcome: 'upstream_truncated' };
   }
 

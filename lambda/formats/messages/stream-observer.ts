@@ -14,6 +14,7 @@ const DELTA_ENVELOPE_BYTES = 100;
  */
 export class MessagesStreamObserver implements StreamObserver {
   finished = false;
+  errored = false;
   usage: Usage | undefined;
   outputBytes = 0;
 
@@ -28,6 +29,7 @@ export class MessagesStreamObserver implements StreamObserver {
       if (isRecord(usage)) this.usage = fromMessagesUsage(usage, this.usage);
     } else if (type === 'message_stop' || type === 'error') {
       this.finished = true;
+      this.errored = type === 'error';
     }
   }
 

@@ -15,6 +15,7 @@ const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response
  */
 export class ResponsesStreamObserver implements StreamObserver {
   finished = false;
+  errored = false;
   usage: Usage | undefined;
   outputBytes = 0;
   #responseId: string | undefined;
@@ -42,6 +43,7 @@ export class ResponsesStreamObserver implements StreamObserver {
       }
     } else if (type !== undefined && TERMINAL.has(type)) {
       this.finished = true;
+      this.errored = type === 'response.failed' || type === 'error';
       const usage = parseJsonObject(parseSseEvent(bytes).data)?.response;
       if (isRecord(usage) && isRecord(usage.usage)) this.usage = fromResponsesUsage(usage.usage);
     }

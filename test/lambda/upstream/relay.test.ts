@@ -65,11 +65,11 @@ describe('relayStream passthrough, Messages', () => {
     expect(ends).toEqual(['upstream_truncated']);
   });
 
-  test("the upstream's own error event is terminal: nothing is added", async () => {
+  test("the upstream's own error event is terminal: nothing is added, and it is logged as the upstream's error", async () => {
     const upstream = Buffer.from('event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":3}}}\n\nevent: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n');
     const { stream, ends } = relay([upstream], new MessagesStreamObserver());
     expect((await collect(stream)).equals(upstream)).toBe(true);
-    expect(ends).toEqual(['ok']);
+    expect(ends).toEqual(['upstream_error']);
   });
 
   test('a reset after message_stop loses nothing and adds nothing', async () => {

@@ -8,6 +8,7 @@ import { GatewayDashboard } from './constructs/dashboard.ts';
 import { GatewayFunction } from './constructs/gateway-function.ts';
 import { KeyTable } from './constructs/key-table.ts';
 import { LogQueries } from './constructs/log-queries.ts';
+import { bedrockAccess } from './constructs/bedrock-access.ts';
 import { UpstreamSecret } from './constructs/upstream-secret.ts';
 import { UsageTable } from './constructs/usage-table.ts';
 import { STACK_OUTPUTS } from './output-names.ts';
@@ -28,15 +29,21 @@ export class GatewayStack extends Stack {
     const { config, ...stackProps } = props;
     super(scope, id, { description: 'Agent gateway: Anthropic Messages and OpenAI Responses behind one issued key', ...stackProps });
     warnAboutUncredentialedUpstreams(this, config.routing);
+    const awsAccess = bedrockAccess(config.routing);
+    if (awsAccess.errors.length > 0) throw new Error(`The routing config cannot be deployed as it is:\n${awsAccess.errors.map((error) => `  - ${error}`).join('\n')}`);
+    for (const warning of awsAccess.warnings) Annotations.of(this).addWarningV2('agent-gateway:wide-aws-grant', warning);
 
     const keyTable = new KeyTable(this, 'Keys');
     const usageTable = new UsageTable(this, 'Usage');
-    const upstreamSecret = new UpstreamSecret(this, 'Upstream');
+    // Only upstreams with API keys need the secret; AWS-signed ones (Bedrock) use the function's role.
+    const needsKeys = Object.values(config.routing.upstreams).some((upstream) => upstream.apiKeyEnv !== undefined);
+    const upstreamSecret = needsKeys ? new UpstreamSecret(this, 'Upstream') : undefined;
     const gateway = new GatewayFunction(this, 'Gateway', {
       routing: config.routing,
       keyTable,
       usageTable,
       upstreamSecret,
+      awsAccess: awsAccess.statements,
       timeout: Duration.seconds(config.timeoutSeconds),
       memoryMb: config.memoryMb,
       reservedConcurrency: config.reservedConcurrency,
@@ -70,11 +77,13 @@ export class GatewayStack extends Stack {
       value: `https://console.aws.amazon.com/cloudwatch/home?region=${this.region}#dashboards/dashboard/${config.stackName}`,
       description: 'CloudWatch dashboard: traffic, errors, first byte, tokens and spend per model',
     });
-    new CfnOutput(this, STACK_OUTPUTS.upstreamSecretName, { value: upstreamSecret.secret.secretName, description: 'Upstream API keys secret (name)' });
-    new CfnOutput(this, STACK_OUTPUTS.upstreamSecretArn, {
-      value: upstreamSecret.secret.secretArn,
-      description: `Upstream API keys secret: aws secretsmanager put-secret-value --secret-id <this> --secret-string '{"<upstream>":"<key>"}'`,
-    });
+    if (upstreamSecret) {
+      new CfnOutput(this, STACK_OUTPUTS.upstreamSecretName, { value: upstreamSecret.secret.secretName, description: 'Upstream API keys secret (name)' });
+      new CfnOutput(this, STACK_OUTPUTS.upstreamSecretArn, {
+        value: upstreamSecret.secret.secretArn,
+        description: `Upstream API keys secret: aws secretsmanager put-secret-value --secret-id <this> --secret-string '{"<upstream>":"<key>"}'`,
+      });
+    }
 
     if (config.customDomain !== undefined) {
       const domain = new CustomDomain(this, 'CustomDomain', { config: config.customDomain, gateway });

@@ -1,12 +1,13 @@
 import { fileURLToPath } from 'node:url';
-import { Duration, Validations } from 'aws-cdk-lib';
-import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Aws, Duration, Validations } from 'aws-cdk-lib';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, FunctionUrlAuthType, HttpMethod, InvokeMode, LoggingFormat, Runtime, Tracing, type FunctionUrl } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { RoutingConfig } from '../../lambda/config/routing.ts';
 import type { CorsConfig, TuningConfig } from '../config.ts';
+import type { AccessStatement } from './bedrock-access.ts';
 import type { KeyTable } from './key-table.ts';
 import type { UsageTable } from './usage-table.ts';
 import type { UpstreamSecret } from './upstream-secret.ts';
@@ -53,7 +54,10 @@ export interface GatewayFunctionProps {
   routing: RoutingConfig;
   keyTable: KeyTable;
   usageTable: UsageTable;
-  upstreamSecret: UpstreamSecret;
+  /** Absent when no upstream takes API keys (Bedrock and other AWS-signed upstreams need none). */
+  upstreamSecret: UpstreamSecret | undefined;
+  /** What the routing invokes on AWS (Bedrock), as IAM statements for the role. */
+  awsAccess: AccessStatement[];
   timeout: Duration;
   memoryMb: number;
   reservedConcurrency: number | undefined;
@@ -88,12 +92,15 @@ export class GatewayFunction extends Construct {
     // whose log permissions apply to every log group in the account.
     const role = new Role(this, 'Role', {
       assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
-      description: 'Agent gateway function: its log group, the key table and the upstream secret only.',
+      description: 'Agent gateway function: its log group, its tables, the upstream secret and the Bedrock models its routes name only.',
     });
     this.logGroup.grantWrite(role);
     props.keyTable.grantKeyLookup(role);
     props.usageTable.grantMetering(role);
-    props.upstreamSecret.grantRead(role);
+    props.upstreamSecret?.grantRead(role);
+    for (const statement of props.awsAccess) {
+      role.addToPolicy(new PolicyStatement({ sid: statement.sid, actions: statement.actions, resources: statement.resources, ...(statement.conditions ? { conditions: statement.conditions } : {}) }));
+    }
 
     this.function = new NodejsFunction(this, 'Handler', {
       entry: HANDLER_ENTRY,
@@ -131,7 +138,7 @@ export class GatewayFunction extends Construct {
               maxAge: Duration.seconds(props.cors.maxAgeSeconds),
             },
     });
-    acknowledgeChecks(this.function, role, props.tracing);
+    acknowledgeChecks(this.function, role, props.tracing, props.awsAccess);
   }
 
   /**
@@ -144,7 +151,18 @@ export class GatewayFunction extends Construct {
 }
 
 /** The cdk-nag findings that do not apply to this function (test/lib/cdk-nag.test.ts runs the packs). */
-function acknowledgeChecks(fn: NodejsFunction, role: Role, tracing: boolean): void {
+function acknowledgeChecks(fn: NodejsFunction, role: Role, tracing: boolean, awsAccess: AccessStatement[]): void {
+  for (const resource of new Set(awsAccess.flatMap((statement) => statement.resources).filter((resource) => resource.includes('*')))) {
+    Validations.of(role).acknowledge({
+      // cdk-nag names the account as <AWS::AccountId> in its finding ids.
+      id: `AwsSolutions-IAM5[Resource::${resource.split(Aws.ACCOUNT_ID).join('<AWS::AccountId>')}]`,
+      reason: resource === '*'
+        ? 'bedrock-mantle inference actions take no resource ARNs; the statement is limited to the upstream\'s Region by an aws:RequestedRegion condition (said at synth).'
+        : resource.includes('::foundation-model/') && !resource.endsWith('/*')
+          ? 'A cross-Region inference profile routes to its foundation model in any of its destination Regions: the model is named, the Region is not, and the statement applies only through that profile (bedrock:InferenceProfileArn condition).'
+          : 'The upstream sets "anyModel": routes pass client model names to Bedrock, so no model can be named (said at synth).',
+    });
+  }
   Validations.of(fn).acknowledge({
     id: 'Serverless-LambdaDLQ',
     reason: 'A dead-letter queue receives failed asynchronous invocations; this function is only invoked synchronously, through its Function URL, and the client receives every failure.',
@@ -171,9 +189,9 @@ function gatewayEnvironment(props: GatewayFunctionProps): Record<string, string>
     GATEWAY_CONFIG_JSON: JSON.stringify(props.routing),
     GATEWAY_KEYS_TABLE: props.keyTable.table.tableName,
     GATEWAY_USAGE_TABLE: props.usageTable.table.tableName,
-    GATEWAY_UPSTREAM_SECRET: props.upstreamSecret.secret.secretArn,
     GATEWAY_METRICS_NAMESPACE: props.metricsNamespace,
   };
+  if (props.upstreamSecret) environment.GATEWAY_UPSTREAM_SECRET = props.upstreamSecret.secret.secretArn;
   for (const [setting, variable] of Object.entries(TUNING_ENVIRONMENT)) {
     const value = props.tuning[setting as keyof TuningConfig];
     if (value !== undefined) environment[variable] = String(value);

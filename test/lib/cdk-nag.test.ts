@@ -14,6 +14,25 @@ const VARIANTS: [string, Record<string, unknown>][] = [
   ['with a custom domain', { customDomain: CUSTOM_DOMAIN }],
   ['with a custom domain that accepts direct requests', { customDomain: { ...CUSTOM_DOMAIN, refuseDirectRequests: false } }],
   ['with CORS, reserved concurrency and X-Ray tracing', { cors: { allowedOrigins: ['https://app.example.com'] }, reservedConcurrency: 10, tracing: true }],
+  [
+    'with Bedrock: a cross-Region profile, a global one, anyModel and Mantle',
+    {
+      routing: {
+        upstreams: {
+          ant: { type: 'anthropic', apiKeyEnv: 'ANTHROPIC_API_KEY' },
+          br: { type: 'bedrock', region: 'us-east-1' },
+          brAny: { type: 'bedrock', region: 'us-west-2', anyModel: true },
+          mantle: { type: 'openai', baseUrl: 'https://bedrock-mantle.us-west-2.api.aws/v1', aws: { service: 'bedrock-mantle', region: 'us-west-2' } },
+        },
+        routes: [
+          { model: 'claude-sonnet-5', upstream: 'ant', fallbacks: [{ upstream: 'br', upstreamModel: 'us.anthropic.claude-sonnet-5-v1:0' }] },
+          { model: 'claude-opus-4-8', upstream: 'br', upstreamModel: 'global.anthropic.claude-opus-4-8-v1:0' },
+          { model: 'claude-*', upstream: 'brAny' },
+          { model: 'gpt-oss-*', upstream: 'mantle' },
+        ],
+      },
+    },
+  ],
 ];
 
 const packs = (): NagPack[] => [new AwsSolutionsChecks(undefined, { verbose: true }), new ServerlessChecks(undefined, { verbose: true })];

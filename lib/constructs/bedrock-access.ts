@@ -1,0 +1,95 @@
+import { Aws } from 'aws-cdk-lib';
+import { isGlob } from '../../lambda/config/glob.ts';
+import type { RoutingConfig } from '../../lambda/config/routing.ts';
+
+/** One IAM statement the function's role needs, as plain data (tested as such). */
+export interface AccessStatement {
+  sid: string;
+  actions: string[];
+  resources: string[];
+  conditions?: Record<string, Record<string, string>>;
+}
+
+export interface BedrockAccess {
+  statements: AccessStatement[];
+  /** Grants wider than the config's model ids, each said at synth. */
+  warnings: string[];
+  /** Routing the stack cannot grant (synth stops). */
+  errors: string[];
+}
+
+const INVOKE = ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'];
+/** System-defined cross-Region profiles: `us.anthropic.claude-...`; `global.` routes to any commercial Region. */
+const PROFILE = /^(us|eu|apac|jp|au|ca|us-gov|global)\.(.+)$/;
+
+/**
+ * Exactly what the routing config invokes on Amazon Bedrock, as IAM statements
+ * (https://docs.aws.amazon.com/bedrock/latest/userguide/cross-region-inference-prereq.html):
+ * - a foundation model id: that model in the upstream's Region (+ CountTokens);
+ * - a cross-Region inference profile: the profile in the upstream's Region, and its foundation
+ *   model in every Region the profile may route to, only when called through that profile; a
+ *   `global.` profile also needs the Region-less foundation-model ARN;
+ * - an application inference profile ARN: that ARN (its models: see the warning);
+ * - `bedrock-mantle` upstreams: inference in their Region (Mantle names no resource ARNs for it).
+ * A route that passes the client's model name through (a glob without `upstreamModel`) names no
+ * model: it needs `"anyModel": true` on its upstream, which grants every model and profile in
+ * the Region and is said at synth.
+ */
+export function bedrockAccess(routing: RoutingConfig): BedrockAccess {
+  const access: BedrockAccess = { statements: [], warnings: [], errors: [] };
+  const models = new Map<string, Set<string>>();
+  for (const [index, route] of routing.routes.entries()) {
+    const targets = [...(route.targets ?? (route.upstream ? [{ upstream: route.upstream, upstreamModel: route.upstreamModel }] : [])), ...(route.fallbacks ?? [])];
+    for (const target of targets) {
+      const upstream = routing.upstreams[target.upstream];
+      if (upstream?.type !== 'bedrock' || upstream.aws !== undefined || upstream.apiKeyEnv !== undefined) continue;
+      const modelId = target.upstreamModel ?? (isGlob(route.model) ? undefined : route.model);
+      if (modelId !== undefined) (models.get(target.upstream) ?? models.set(target.upstream, new Set()).get(target.upstream))?.add(modelId);
+      else if (upstream.anyModel !== true) {
+        access.errors.push(`routes.${index}: "${route.model}" reaches Bedrock upstream "${target.upstream}" with the client's model name, so the stack cannot name the models to allow: give the route an upstreamModel, or set "anyModel": true on the upstream`);
+      }
+    }
+  }
+  for (const [name, upstream] of Object.entries(routing.upstreams)) {
+    const region = upstream.region ?? upstream.aws?.region;
+    if (region === undefined) continue;
+    if (upstream.type === 'bedrock' && upstream.aws === undefined && upstream.apiKeyEnv === undefined) {
+      if (upstream.anyModel === true) {
+        access.statements.push({ sid: sid('AnyModel', name), actions: [...INVOKE, 'bedrock:CountTokens'], resources: [`arn:aws:bedrock:${region}::foundation-model/*`, `arn:aws:bedrock:*::foundation-model/*`, `arn:aws:bedrock:::foundation-model/*`, `arn:aws:bedrock:${region}:${Aws.ACCOUNT_ID}:inference-profile/*`, `arn:aws:bedrock:${region}:${Aws.ACCOUNT_ID}:application-inference-profile/*`] });
+        access.warnings.push(`Bedrock upstream "${name}" has "anyModel": the function may invoke every foundation model and inference profile (a * resource). Name models with upstreamModel on the routes to narrow it.`);
+      } else for (const modelId of models.get(name) ?? []) modelStatements(access, name, region, modelId);
+    }
+    if (upstream.aws?.service === 'bedrock-mantle') {
+      access.statements.push({ sid: sid('Mantle', name), actions: ['bedrock-mantle:CreateInference', 'bedrock-mantle:CountTokens'], resources: ['*'], conditions: { StringEquals: { 'aws:RequestedRegion': region } } });
+      access.warnings.push(`Upstream "${name}" uses bedrock-mantle: its inference actions take no resource ARNs, so they are granted on * in ${region} only.`);
+    } else if (upstream.aws !== undefined && upstream.aws.service !== 'bedrock') {
+      access.warnings.push(`Upstream "${name}" signs for service "${upstream.aws.service}": the stack grants nothing for it; add the permissions its calls need to the function's role.`);
+    }
+  }
+  return access;
+}
+
+function modelStatements(access: BedrockAccess, name: string, region: string, modelId: string): void {
+  const id = sid(modelId, name);
+  if (modelId.startsWith('arn:')) {
+    access.statements.push({ sid: id, actions: INVOKE, resources: [modelId] });
+    access.warnings.push(`Bedrock upstream "${name}" invokes the application inference profile ${modelId}: its foundation models must be granted too; set "anyModel": true on the upstream, or add them to the role.`);
+    return;
+  }
+  const profile = PROFILE.exec(modelId);
+  if (!profile) {
+    access.statements.push({ sid: id, actions: [...INVOKE, 'bedrock:CountTokens'], resources: [`arn:aws:bedrock:${region}::foundation-model/${modelId}`] });
+    return;
+  }
+  const profileArn = `arn:aws:bedrock:${region}:${Aws.ACCOUNT_ID}:inference-profile/${modelId}`;
+  const base = profile[2] as string;
+  access.statements.push({ sid: id, actions: INVOKE, resources: [profileArn] });
+  const destinations = [`arn:aws:bedrock:*::foundation-model/${base}`, ...(profile[1] === 'global' ? [`arn:aws:bedrock:::foundation-model/${base}`] : [])];
+  access.statements.push({ sid: `${id}Destinations`, actions: INVOKE, resources: destinations, conditions: { StringEquals: { 'bedrock:InferenceProfileArn': profileArn } } });
+}
+
+/** A statement id from a model id and upstream name (letters and digits only). */
+function sid(model: string, upstream: string): string {
+  const words = `${upstream} ${model}`.split(/[^A-Za-z0-9]+/).filter(Boolean);
+  return `Bedrock${words.map((word) => word[0]?.toUpperCase() + word.slice(1)).join('')}`.slice(0, 100);
+}

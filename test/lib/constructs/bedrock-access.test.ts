@@ -1,0 +1,69 @@
+import { Aws } from 'aws-cdk-lib';
+import { parseRoutingConfig } from '../../../lambda/config/routing.ts';
+import { bedrockAccess } from '../../../lib/constructs/bedrock-access.ts';
+import { onlyResource, synthGateway } from '../synth.ts';
+
+const BEDROCK_ROUTING = {
+  upstreams: {
+    ant: { type: 'anthropic', apiKeyEnv: 'ANTHROPIC_API_KEY' },
+    br: { type: 'bedrock', region: 'eu-west-1' },
+  },
+  routes: [
+    { model: 'claude-sonnet-5', upstream: 'ant', fallbacks: [{ upstream: 'br', upstreamModel: 'eu.anthropic.claude-sonnet-5-v1:0' }] },
+    { model: 'claude-haiku-4-5', upstream: 'br', upstreamModel: 'anthropic.claude-haiku-4-5-20251001-v1:0' },
+    { model: 'claude-opus-4-8', targets: [{ upstream: 'br', upstreamModel: 'global.anthropic.claude-opus-4-8-v1:0' }] },
+  ],
+};
+
+const INVOKE = ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'];
+
+test('exactly what the routes name: a foundation model, a geographic and a global profile with their destinations', () => {
+  const access = bedrockAccess(parseRoutingConfig(BEDROCK_ROUTING));
+  expect(access.errors).toEqual([]);
+  expect(access.warnings).toEqual([]);
+  const euProfile = `arn:aws:bedrock:eu-west-1:${Aws.ACCOUNT_ID}:inference-profile/eu.anthropic.claude-sonnet-5-v1:0`;
+  const globalProfile = `arn:aws:bedrock:eu-west-1:${Aws.ACCOUNT_ID}:inference-profile/global.anthropic.claude-opus-4-8-v1:0`;
+  expect(access.statements).toEqual([
+    { sid: expect.any(String), actions: INVOKE, resources: [euProfile] },
+    { sid: expect.any(String), actions: INVOKE, resources: ['arn:aws:bedrock:*::foundation-model/anthropic.claude-sonnet-5-v1:0'], conditions: { StringEquals: { 'bedrock:InferenceProfileArn': euProfile } } },
+    { sid: expect.any(String), actions: [...INVOKE, 'bedrock:CountTokens'], resources: ['arn:aws:bedrock:eu-west-1::foundation-model/anthropic.claude-haiku-4-5-20251001-v1:0'] },
+    { sid: expect.any(String), actions: INVOKE, resources: [globalProfile] },
+    { sid: expect.any(String), actions: INVOKE, resources: ['arn:aws:bedrock:*::foundation-model/anthropic.claude-opus-4-8-v1:0', 'arn:aws:bedrock:::foundation-model/anthropic.claude-opus-4-8-v1:0'], conditions: { StringEquals: { 'bedrock:InferenceProfileArn': globalProfile } } },
+  ]);
+  expect(new Set(access.statements.map((statement) => statement.sid)).size).toBe(access.statements.length);
+});
+
+test('a route passing client model names through Bedrock needs "anyModel", which is a * grant said at synth', () => {
+  const glob = { upstreams: { br: { type: 'bedrock', region: 'us-east-1' } }, routes: [{ model: 'claude-*', upstream: 'br' }] };
+  expect(bedrockAccess(parseRoutingConfig(glob)).errors).toEqual([expect.stringContaining('routes.0: "claude-*" reaches Bedrock upstream "br" with the client\'s model name')]);
+  const any = bedrockAccess(parseRoutingConfig({ ...glob, upstreams: { br: { type: 'bedrock', region: 'us-east-1', anyModel: true } } }));
+  expect(any.errors).toEqual([]);
+  expect(any.warnings).toEqual([expect.stringContaining('"anyModel"')]);
+  expect(any.statements[0]?.resources).toContain('arn:aws:bedrock:us-east-1::foundation-model/*');
+});
+
+test('Mantle upstreams get inference in their Region; a Bedrock API key or another service gets no grant', () => {
+  const access = bedrockAccess(
+    parseRoutingConfig({
+      upstreams: {
+        mantle: { type: 'openai', baseUrl: 'https://bedrock-mantle.us-west-2.api.aws/v1', aws: { service: 'bedrock-mantle', region: 'us-west-2' } },
+        keyed: { type: 'bedrock', region: 'us-east-1', apiKeyEnv: 'AWS_BEARER_TOKEN_BEDROCK' },
+        other: { type: 'openai', baseUrl: 'https://example.com/v1', aws: { service: 'execute-api', region: 'us-east-1' } },
+      },
+      routes: [{ model: 'gpt-oss', upstream: 'mantle' }, { model: 'k', upstream: 'keyed', upstreamModel: 'anthropic.x-v1:0' }, { model: 'o', upstream: 'other' }],
+    }),
+  );
+  expect(access.statements).toEqual([{ sid: expect.any(String), actions: ['bedrock-mantle:CreateInference', 'bedrock-mantle:CountTokens'], resources: ['*'], conditions: { StringEquals: { 'aws:RequestedRegion': 'us-west-2' } } }]);
+  expect(access.warnings).toEqual([expect.stringContaining('bedrock-mantle'), expect.stringContaining('"execute-api": the stack grants nothing')]);
+});
+
+test('in the stack: the grants are on the function\'s role, and an all-Bedrock gateway has no upstream secret', () => {
+  const { template } = synthGateway({ routing: { upstreams: { br: { type: 'bedrock', region: 'us-east-1' } }, routes: [{ model: 'claude-haiku-4-5', upstream: 'br', upstreamModel: 'anthropic.claude-haiku-4-5-20251001-v1:0' }] } });
+  expect(Object.keys(template.findResources('AWS::SecretsManager::Secret'))).toEqual([]);
+  const statements = onlyResource(template, 'AWS::IAM::Policy').properties.PolicyDocument.Statement as { Action: string[]; Resource: unknown }[];
+  expect(statements).toContainEqual(expect.objectContaining({ Action: ['bedrock:CountTokens', ...INVOKE], Resource: 'arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-haiku-4-5-20251001-v1:0' }));
+  expect(statements.some((statement) => String(statement.Action).includes('secretsmanager'))).toBe(false);
+  const environment = onlyResource(template, 'AWS::Lambda::Function').properties.Environment.Variables as Record<string, unknown>;
+  expect(environment.GATEWAY_UPSTREAM_SECRET).toBeUndefined();
+  expect(() => synthGateway({ routing: { upstreams: { br: { type: 'bedrock', region: 'us-east-1' } }, routes: [{ model: 'claude-*', upstream: 'br' }] } })).toThrow(/cannot be deployed as it is/);
+});

@@ -3,7 +3,7 @@ import { Session } from 'node:inspector/promises';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { installAwsLambdaGlobal } from '../bin/local/awslambda-shim.ts';
-import { ensureKeyTable, localDynamoClient, startEmbeddedStore } from '../bin/local/embedded-store.ts';
+import { ensureKeyTable, localDynamo, startEmbeddedStore } from '../bin/local/embedded-store.ts';
 import { createFunctionUrlServer, type StreamingHandler } from '../bin/local/function-url-server.ts';
 import { mintKey } from '../lambda/auth/issue-key.ts';
 import { DynamoKeyStore } from '../lambda/auth/key-store.ts';
@@ -23,7 +23,7 @@ if (!bundle || !stubUrl) throw new Error('BENCH_BUNDLE and BENCH_STUB_URL must b
 
 const TABLE = 'bench-keys';
 const store = await startEmbeddedStore(undefined);
-const dynamo = localDynamoClient(store.endpoint);
+const dynamo = localDynamo(store.endpoint);
 await ensureKeyTable(dynamo, TABLE);
 const { key, record } = mintKey({ name: 'bench' });
 await new DynamoKeyStore(TABLE, dynamo).put(record);

@@ -7,7 +7,7 @@ import { parseRoutingConfig, type RoutingConfig } from '../lambda/config/routing
 import { settingsFromEnv } from '../lambda/config/settings.ts';
 import { installAwsLambdaGlobal } from './local/awslambda-shim.ts';
 import { defaultRoutingConfig } from './local/default-config.ts';
-import { ensureKeyTable, ensureUsageTable, localDynamoClient, LOCAL_KEY_TABLE, LOCAL_USAGE_TABLE, startEmbeddedStore } from './local/embedded-store.ts';
+import { ensureKeyTable, ensureUsageTable, localDynamo, LOCAL_KEY_TABLE, LOCAL_USAGE_TABLE, startEmbeddedStore } from './local/embedded-store.ts';
 import { createFunctionUrlServer, LOCAL_SERVER_DEFAULTS, type StreamingHandler } from './local/function-url-server.ts';
 import { setupText } from './local/setup-text.ts';
 import { removeStoreMarker, writeStoreMarker } from './local/store-access.ts';
@@ -35,7 +35,7 @@ function loadConfig(): { config: RoutingConfig; notice: string } {
 
 const { config, notice } = loadConfig();
 const store = await startEmbeddedStore(dataDir);
-const dynamo = localDynamoClient(store.endpoint);
+const dynamo = localDynamo(store.endpoint);
 await ensureKeyTable(dynamo, LOCAL_KEY_TABLE);
 await ensureUsageTable(dynamo, LOCAL_USAGE_TABLE);
 

@@ -7,6 +7,7 @@ import { createKey, keyUsage, listKeys, revokeKey, rotateKey, updateKey, usageSu
 import { LIMIT_FLAGS, parseDuration, parseExpiry, parseLimits, parseModels, parseSince, UsageError } from './local/key-options.ts';
 import { readDeployedGateway } from './local/stack-outputs.ts';
 import { openLocalStore, type OpenedStore } from './local/store-access.ts';
+import { sdkDynamo } from './sdk-dynamo.ts';
 
 const USAGE = `Manage the gateway's API keys.
 
@@ -83,8 +84,9 @@ async function openStore(values: ReturnType<typeof parse>['values']): Promise<Op
   }
   if (table !== undefined) {
     const client = new DynamoDBClient(values.region === undefined ? {} : { region: values.region });
-    const usage = usageTable === undefined ? undefined : new DynamoUsageStore(usageTable, client);
-    return { store: new DynamoKeyStore(table, client), usage, close: async () => client.destroy() };
+    const dynamo = sdkDynamo(client);
+    const usage = usageTable === undefined ? undefined : new DynamoUsageStore(usageTable, dynamo);
+    return { store: new DynamoKeyStore(table, dynamo), usage, close: async () => client.destroy() };
   }
   return openLocalStore(resolve(values['data-dir'] ?? process.env.GATEWAY_DATA_DIR ?? '.gateway'));
 }

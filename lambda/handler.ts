@@ -1,6 +1,6 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { DynamoKeyStore } from './auth/key-store.ts';
+import { bareDynamo } from './aws/dynamodb.ts';
+import { bareSecretReader } from './aws/secrets.ts';
 import { createRouter, parseRoutingConfig } from './config/routing.ts';
 import { settingsFromEnv } from './config/settings.ts';
 import { createGateway } from './gateway.ts';
@@ -35,10 +35,12 @@ function required(name: string): string {
 const settings = settingsFromEnv(env);
 const routing = parseRoutingConfig(JSON.parse(required('GATEWAY_CONFIG_JSON')));
 const router = createRouter(routing);
+// Lambda sets AWS_REGION; a local run may set either name.
+const region = env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1';
 const localStore = env.GATEWAY_LOCAL_STORE_ENDPOINT;
 const dynamo = localStore
-  ? new DynamoDBClient({ endpoint: localStore, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 2 })
-  : new DynamoDBClient({ maxAttempts: 2 });
+  ? bareDynamo({ endpoint: localStore, region: 'local', credentials: async () => ({ accessKeyId: 'local', secretAccessKey: 'local' }) })
+  : bareDynamo({ region });
 const keys = new DynamoKeyStore(required('GATEWAY_KEYS_TABLE'), dynamo);
 // Straight to stdout on both runtimes: with Lambda's JSON log format, console.log would wrap
 // the line as an escaped string in `message`, which Logs Insights cannot query and from which
@@ -51,7 +53,7 @@ const usage = env.GATEWAY_USAGE_TABLE
     })
   : undefined;
 const credentials = env.GATEWAY_UPSTREAM_SECRET
-  ? new SecretsManagerCredentials(env.GATEWAY_UPSTREAM_SECRET, new SecretsManagerClient({}))
+  ? new SecretsManagerCredentials(env.GATEWAY_UPSTREAM_SECRET, bareSecretReader({ region }))
   : new EnvCredentials(env);
 
 export const handler = createGateway({

@@ -1,8 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { CreateTableCommand, DynamoDBClient, ResourceInUseException, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+import type { CreateTableInput } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import { KEY_TABLE } from '../../lambda/auth/key-table.ts';
+import { bareDynamo, type DynamoApi } from '../../lambda/aws/dynamodb.ts';
 import { USAGE_TABLE } from '../../lambda/usage/usage-table.ts';
 
 /** Table names of the embedded store (a deployed stack names its own). */
@@ -38,13 +39,16 @@ export async function startEmbeddedStore(dataDir: string | undefined): Promise<E
   };
 }
 
-/** A DynamoDB client for a loopback store: fixed region and dummy credentials, no retries. */
-export function localDynamoClient(endpoint: string): DynamoDBClient {
-  return new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+/** The embedded store checks no signature; these only make the requests well formed. */
+export const LOCAL_CREDENTIALS = async () => ({ accessKeyId: 'local', secretAccessKey: 'local' });
+
+/** DynamoDB at a loopback store, through the same client the Lambda uses: fixed region, placeholder credentials. */
+export function localDynamo(endpoint: string): DynamoApi {
+  return bareDynamo({ endpoint, region: 'local', credentials: LOCAL_CREDENTIALS });
 }
 
 /** Creates the key table with the deployed stack's schema, unless it exists. */
-export function ensureKeyTable(client: DynamoDBClient, tableName: string): Promise<void> {
+export function ensureKeyTable(client: DynamoApi, tableName: string): Promise<void> {
   return createUnlessExists(client, {
     TableName: tableName,
     BillingMode: 'PAY_PER_REQUEST',
@@ -64,7 +68,7 @@ export function ensureKeyTable(client: DynamoDBClient, tableName: string): Promi
 }
 
 /** Creates the usage table with the deployed stack's schema, unless it exists. */
-export function ensureUsageTable(client: DynamoDBClient, tableName: string): Promise<void> {
+export function ensureUsageTable(client: DynamoApi, tableName: string): Promise<void> {
   return createUnlessExists(client, {
     TableName: tableName,
     BillingMode: 'PAY_PER_REQUEST',
@@ -79,10 +83,10 @@ export function ensureUsageTable(client: DynamoDBClient, tableName: string): Pro
   });
 }
 
-async function createUnlessExists(client: DynamoDBClient, input: CreateTableCommandInput): Promise<void> {
+async function createUnlessExists(client: DynamoApi, input: CreateTableInput): Promise<void> {
   try {
-    await client.send(new CreateTableCommand(input));
+    await client.call('CreateTable', input);
   } catch (error) {
-    if (!(error instanceof ResourceInUseException)) throw error;
+    if (!(error instanceof Error && error.name === 'ResourceInUseException')) throw error;
   }
 }

@@ -1,9 +1,8 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoKeyStore } from '../../lambda/auth/key-store.ts';
 import { DynamoUsageStore } from '../../lambda/usage/usage-store.ts';
-import { ensureKeyTable, ensureUsageTable, localDynamoClient, LOCAL_KEY_TABLE, LOCAL_USAGE_TABLE, startEmbeddedStore } from './embedded-store.ts';
+import { ensureKeyTable, ensureUsageTable, localDynamo, LOCAL_KEY_TABLE, LOCAL_USAGE_TABLE, startEmbeddedStore } from './embedded-store.ts';
 
 /**
  * The embedded store's database can be open in one process only (LevelDB locks it), so a
@@ -30,18 +29,17 @@ export function removeStoreMarker(dataDir: string): void {
 export async function openLocalStore(dataDir: string): Promise<OpenedStore> {
   const running = await runningEndpoint(dataDir);
   if (running !== undefined) {
-    const client = localDynamoClient(running);
-    return { store: new DynamoKeyStore(LOCAL_KEY_TABLE, client), usage: new DynamoUsageStore(LOCAL_USAGE_TABLE, client), close: async () => client.destroy() };
+    const client = localDynamo(running);
+    return { store: new DynamoKeyStore(LOCAL_KEY_TABLE, client), usage: new DynamoUsageStore(LOCAL_USAGE_TABLE, client), close: async () => {} };
   }
   const embedded = await startEmbeddedStore(dataDir);
-  const client = localDynamoClient(embedded.endpoint);
+  const client = localDynamo(embedded.endpoint);
   await ensureKeyTable(client, LOCAL_KEY_TABLE);
   await ensureUsageTable(client, LOCAL_USAGE_TABLE);
   return {
     store: new DynamoKeyStore(LOCAL_KEY_TABLE, client),
     usage: new DynamoUsageStore(LOCAL_USAGE_TABLE, client),
     close: async () => {
-      client.destroy();
       await embedded.close();
     },
   };
@@ -60,13 +58,11 @@ async function runningEndpoint(dataDir: string): Promise<string | undefined> {
   } catch {
     return undefined;
   }
-  const client = localDynamoClient(marker.endpoint);
+  const client = localDynamo(marker.endpoint);
   try {
-    await client.send(new ListTablesCommand({}));
+    await client.call('Scan', { TableName: LOCAL_KEY_TABLE, Limit: 1, Select: 'COUNT' });
     return marker.endpoint;
   } catch {
     return undefined;
-  } finally {
-    client.destroy();
   }
 }

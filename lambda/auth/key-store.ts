@@ -1,13 +1,5 @@
-import {
-  DynamoDBClient,
-  GetItemCommand,
-  PutItemCommand,
-  QueryCommand,
-  ScanCommand,
-  UpdateItemCommand,
-  ConditionalCheckFailedException,
-  type AttributeValue,
-} from '@aws-sdk/client-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { conditionFailed, type DynamoApi } from '../aws/dynamodb.ts';
 import { KEY_TABLE, LIMIT_NAMES, type KeyLimits, type KeyRecord } from './key-table.ts';
 
 /**
@@ -17,16 +9,15 @@ import { KEY_TABLE, LIMIT_NAMES, type KeyLimits, type KeyRecord } from './key-ta
  */
 export class DynamoKeyStore {
   readonly tableName: string;
-  readonly #client: DynamoDBClient;
+  readonly #client: DynamoApi;
 
-  constructor(tableName: string, client: DynamoDBClient) {
+  constructor(tableName: string, client: DynamoApi) {
     this.tableName = tableName;
     this.#client = client;
   }
 
   async get(keyHash: string): Promise<KeyRecord | undefined> {
-    const { Item } = await this.#client.send(
-      new GetItemCommand({ TableName: this.tableName, Key: { [KEY_TABLE.partitionKey]: { S: keyHash } } }),
+    const { Item } = await this.#client.call('GetItem', ({ TableName: this.tableName, Key: { [KEY_TABLE.partitionKey]: { S: keyHash } } }),
     );
     return Item && fromItem(Item);
   }
@@ -35,8 +26,7 @@ export class DynamoKeyStore {
   async touch(keyHash: string, now: Date, intervalSeconds: number): Promise<void> {
     const threshold = new Date(now.getTime() - intervalSeconds * 1000).toISOString();
     try {
-      await this.#client.send(
-        new UpdateItemCommand({
+      await this.#client.call('UpdateItem', ({
           TableName: this.tableName,
           Key: { [KEY_TABLE.partitionKey]: { S: keyHash } },
           UpdateExpression: 'SET lastUsedAt = :now',
@@ -45,13 +35,12 @@ export class DynamoKeyStore {
         }),
       );
     } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      if (!conditionFailed(error)) throw error;
     }
   }
 
   async put(record: KeyRecord): Promise<void> {
-    await this.#client.send(
-      new PutItemCommand({
+    await this.#client.call('PutItem', ({
         TableName: this.tableName,
         Item: toItem(record),
         ConditionExpression: 'attribute_not_exists(keyHash)',
@@ -66,8 +55,7 @@ export class DynamoKeyStore {
 
   /** Every key issued under a public id, oldest first (more than one after a rotation). */
   async findAllById(id: string): Promise<KeyRecord[]> {
-    const { Items } = await this.#client.send(
-      new QueryCommand({
+    const { Items } = await this.#client.call('Query', ({
         TableName: this.tableName,
         IndexName: KEY_TABLE.idIndex,
         KeyConditionExpression: '#id = :id',
@@ -101,8 +89,7 @@ export class DynamoKeyStore {
       }
     }
     if (set.length === 0 && remove.length === 0) return;
-    await this.#client.send(
-      new UpdateItemCommand({
+    await this.#client.call('UpdateItem', ({
         TableName: this.tableName,
         Key: { [KEY_TABLE.partitionKey]: { S: keyHash } },
         UpdateExpression: [set.length > 0 ? `SET ${set.join(', ')}` : '', remove.length > 0 ? `REMOVE ${remove.join(', ')}` : ''].join(' ').trim(),
@@ -117,7 +104,7 @@ export class DynamoKeyStore {
     const records: KeyRecord[] = [];
     let start: Record<string, AttributeValue> | undefined;
     do {
-      const page = await this.#client.send(new ScanCommand({ TableName: this.tableName, ExclusiveStartKey: start }));
+      const page = await this.#client.call('Scan', ({ TableName: this.tableName, ExclusiveStartKey: start }));
       for (const item of page.Items ?? []) records.push(fromItem(item));
       start = page.LastEvaluatedKey;
     } while (start);
@@ -127,8 +114,7 @@ export class DynamoKeyStore {
   /** Marks a key revoked; false when no such key exists. */
   async revoke(keyHash: string): Promise<boolean> {
     try {
-      await this.#client.send(
-        new UpdateItemCommand({
+      await this.#client.call('UpdateItem', ({
           TableName: this.tableName,
           Key: { [KEY_TABLE.partitionKey]: { S: keyHash } },
           UpdateExpression: 'SET revoked = :true',
@@ -138,7 +124,7 @@ export class DynamoKeyStore {
       );
       return true;
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
+      if (conditionFailed(error)) return false;
       throw error;
     }
   }

@@ -1,4 +1,4 @@
-import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { SecretReader } from '../aws/secrets.ts';
 import { GatewayError } from '../errors.ts';
 import type { Upstream } from '../config/routing.ts';
 
@@ -40,13 +40,13 @@ export class EnvCredentials implements CredentialSource {
  */
 export class SecretsManagerCredentials implements CredentialSource {
   readonly #secretId: string;
-  readonly #client: SecretsManagerClient;
+  readonly #read: SecretReader;
   readonly #ttlMs: number;
   #cache: { value: Promise<Record<string, string[]>>; at: number } | undefined;
 
-  constructor(secretId: string, client: SecretsManagerClient, ttlMs = 5 * 60_000) {
+  constructor(secretId: string, read: SecretReader, ttlMs = 5 * 60_000) {
     this.#secretId = secretId;
-    this.#client = client;
+    this.#read = read;
     this.#ttlMs = ttlMs;
   }
 
@@ -67,8 +67,8 @@ export class SecretsManagerCredentials implements CredentialSource {
 
   #load(): Promise<Record<string, string[]>> {
     if (!this.#cache || Date.now() - this.#cache.at > this.#ttlMs) {
-      const value = this.#client.send(new GetSecretValueCommand({ SecretId: this.#secretId })).then(
-        (result) => parseSecret(result.SecretString),
+      const value = this.#read(this.#secretId).then(
+        (value) => parseSecret(value),
         (error: unknown) => {
           throw new GatewayError('configuration', 'The upstream credentials secret could not be read.', { cause: error });
         },

@@ -1,7 +1,7 @@
 import type { Upstream, UpstreamType } from '../config/routing.ts';
 import type { Family } from '../routes.ts';
 import { adaptBedrockResponse, bedrockRequest, countsTokens } from './bedrock/bedrock.ts';
-import { signAwsRequest } from './aws/signer.ts';
+import { signAwsRequest } from '../aws/signer.ts';
 import { upstreamRequestHeaders } from './headers.ts';
 
 /**

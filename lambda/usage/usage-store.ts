@@ -1,11 +1,5 @@
-import {
-  ConditionalCheckFailedException,
-  QueryCommand,
-  ScanCommand,
-  UpdateItemCommand,
-  type AttributeValue,
-  type DynamoDBClient,
-} from '@aws-sdk/client-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { conditionFailed, type DynamoApi } from '../aws/dynamodb.ts';
 import { COUNTERS, dayPeriod, minutePeriod, parseDayPeriod, USAGE_TABLE, type Counter } from './usage-table.ts';
 
 export type UsageTotals = Record<Counter, number>;
@@ -22,9 +16,9 @@ export interface DayUsage extends UsageTotals {
  */
 export class DynamoUsageStore {
   readonly tableName: string;
-  readonly #client: DynamoDBClient;
+  readonly #client: DynamoApi;
 
-  constructor(tableName: string, client: DynamoDBClient) {
+  constructor(tableName: string, client: DynamoApi) {
     this.tableName = tableName;
     this.#client = client;
   }
@@ -43,8 +37,7 @@ export class DynamoUsageStore {
       adds.push(`${counter} :${counter}`);
     }
     if (adds.length === 0) return;
-    await this.#client.send(
-      new UpdateItemCommand({
+    await this.#client.call('UpdateItem', ({
         TableName: this.tableName,
         Key: this.#key(keyId, dayPeriod(day, model)),
         UpdateExpression: `ADD ${adds.join(', ')} SET updatedAt = :at`,
@@ -59,8 +52,7 @@ export class DynamoUsageStore {
    */
   async admitRequest(keyId: string, limit: number, at: Date): Promise<boolean> {
     try {
-      await this.#client.send(
-        new UpdateItemCommand({
+      await this.#client.call('UpdateItem', ({
           TableName: this.tableName,
           Key: this.#key(keyId, minutePeriod(at)),
           UpdateExpression: 'ADD requests :one SET expiresAt = :expires',
@@ -70,7 +62,7 @@ export class DynamoUsageStore {
       );
       return true;
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
+      if (conditionFailed(error)) return false;
       throw error;
     }
   }
@@ -78,8 +70,7 @@ export class DynamoUsageStore {
   /** The key's day items from `fromDay` (inclusive) on, across models. */
   days(keyId: string, fromDay: string): Promise<DayUsage[]> {
     return this.#dayItems((start) =>
-      this.#client.send(
-        new QueryCommand({
+      this.#client.call('Query', ({
           TableName: this.tableName,
           KeyConditionExpression: '#key = :key AND #period BETWEEN :from AND :to',
           ExpressionAttributeNames: { '#key': USAGE_TABLE.partitionKey, '#period': USAGE_TABLE.sortKey },
@@ -93,8 +84,7 @@ export class DynamoUsageStore {
   /** Every key's day items from `fromDay` on (operator summaries; a Scan). */
   allDays(fromDay: string): Promise<DayUsage[]> {
     return this.#dayItems((start) =>
-      this.#client.send(
-        new ScanCommand({
+      this.#client.call('Scan', ({
           TableName: this.tableName,
           FilterExpression: '#period >= :from AND begins_with(#period, :day)',
           ExpressionAttributeNames: { '#period': USAGE_TABLE.sortKey },

@@ -32,7 +32,9 @@ export const HANDLER_BUNDLING = {
   sourcesContent: false,
   // ESM builds of the SDK and middy tree-shake better than their CommonJS builds.
   mainFields: ['module', 'main'],
-  // A bundled, tree-shaken SDK starts faster than the runtime's copy and pins its version.
+  // The handler imports no AWS SDK client (lambda/aws/ signs its few calls). true keeps esbuild
+  // from marking @aws-sdk/* external, so an accidental import fails the bundle-budget test
+  // instead of loading the runtime's copy unseen.
   bundleAwsSDK: true,
   // A CommonJS dependency calling require() would otherwise fail inside an ES module.
   banner: "import{createRequire as __cr}from'node:module';const require=__cr(import.meta.url);",

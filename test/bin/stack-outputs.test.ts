@@ -1,6 +1,6 @@
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { DynamoKeyStore } from '../../lambda/auth/key-store.ts';
-import { ensureKeyTable, localDynamoClient, startEmbeddedStore, type EmbeddedStore } from '../../bin/local/embedded-store.ts';
+import { ensureKeyTable, localDynamo, startEmbeddedStore, type EmbeddedStore } from '../../bin/local/embedded-store.ts';
 import { readDeployedGateway } from '../../bin/local/stack-outputs.ts';
 import { STACK_OUTPUTS } from '../../lib/output-names.ts';
 import { runKeys } from '../support/processes.ts';
@@ -73,7 +73,7 @@ describe('npm run keys -- --stack', () => {
   beforeAll(async () => {
     cloudFormation = await startUpstream(describeStacks(STACKS));
     embedded = await startEmbeddedStore(undefined);
-    const dynamo = localDynamoClient(embedded.endpoint);
+    const dynamo = localDynamo(embedded.endpoint);
     await ensureKeyTable(dynamo, 'deployed-keys');
     store = new DynamoKeyStore('deployed-keys', dynamo);
   });

@@ -1,4 +1,4 @@
-import { startEmbeddedStore, ensureKeyTable, localDynamoClient } from '../../bin/local/embedded-store.ts';
+import { startEmbeddedStore, ensureKeyTable, localDynamo } from '../../bin/local/embedded-store.ts';
 import { createFunctionUrlServer, type StreamingHandler } from '../../bin/local/function-url-server.ts';
 import { DynamoKeyStore } from '../../lambda/auth/key-store.ts';
 import { mintKey } from '../../lambda/auth/issue-key.ts';
@@ -10,7 +10,7 @@ import { listen } from '../support/gateway-harness.ts';
  */
 test('lambda/handler.ts serves both endpoints from its environment', async () => {
   const store = await startEmbeddedStore(undefined);
-  const dynamo = localDynamoClient(store.endpoint);
+  const dynamo = localDynamo(store.endpoint);
   await ensureKeyTable(dynamo, 'entry-keys');
   const { key, record } = mintKey({ name: 'entry' });
   await new DynamoKeyStore('entry-keys', dynamo).put(record);
@@ -39,6 +39,5 @@ test('lambda/handler.ts serves both endpoints from its environment', async () =>
   expect(((await responses.json()) as { status: string }).status).toBe('completed');
   server.closeAllConnections();
   server.close();
-  dynamo.destroy();
   await store.close();
 });

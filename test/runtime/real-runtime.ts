@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { DynamoKeyStore } from '../../lambda/auth/key-store.ts';
 import type { KeyRecord } from '../../lambda/auth/key-table.ts';
-import { ensureKeyTable, ensureUsageTable, localDynamoClient, startEmbeddedStore } from '../../bin/local/embedded-store.ts';
+import { ensureKeyTable, ensureUsageTable, localDynamo, startEmbeddedStore } from '../../bin/local/embedded-store.ts';
 import { builtRicEntry } from './build-ric.ts';
 import { startFunctionUrlFront } from './function-url-front.ts';
 import { startLambdaEnvironment, type LambdaEnvironment } from './lambda-environment.ts';
@@ -26,6 +26,9 @@ export interface RealRuntime {
   close(): Promise<void>;
 }
 
+/** The temporary credentials the runtime hands the function (its role's), as Lambda does: in the environment. */
+export const FUNCTION_ROLE_CREDENTIALS = { accessKeyId: 'ASIATESTTESTTESTTEST', secretAccessKey: 'test-secret' };
+
 /** The RIC entry, or a clear failure telling how to build it. */
 export function requireRic(): string {
   const entry = builtRicEntry();
@@ -41,7 +44,7 @@ export function requireRic(): string {
 export async function startRealRuntime(options: RealRuntimeOptions): Promise<RealRuntime> {
   const ricEntry = requireRic();
   const store = await startEmbeddedStore(undefined);
-  const dynamo = localDynamoClient(store.endpoint);
+  const dynamo = localDynamo(store.endpoint);
   const tables = { keys: 'gateway-keys', usage: 'gateway-usage' };
   await ensureKeyTable(dynamo, tables.keys);
   await ensureUsageTable(dynamo, tables.usage);
@@ -55,8 +58,8 @@ export async function startRealRuntime(options: RealRuntimeOptions): Promise<Rea
       GATEWAY_CONFIG_JSON: JSON.stringify(options.routing),
       GATEWAY_KEYS_TABLE: tables.keys,
       GATEWAY_USAGE_TABLE: tables.usage,
-      AWS_ACCESS_KEY_ID: 'ASIATESTTESTTESTTEST',
-      AWS_SECRET_ACCESS_KEY: 'test-secret',
+      AWS_ACCESS_KEY_ID: FUNCTION_ROLE_CREDENTIALS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: FUNCTION_ROLE_CREDENTIALS.secretAccessKey,
       AWS_SESSION_TOKEN: 'test-session-token',
       AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
       AWS_ENDPOINT_URL_DYNAMODB: store.endpoint,
@@ -73,7 +76,6 @@ export async function startRealRuntime(options: RealRuntimeOptions): Promise<Rea
     async close() {
       await front.close();
       await lambda.close();
-      dynamo.destroy();
       await store.close();
       if (options.taskRoot === undefined) rmSync(taskRoot, { recursive: true, force: true });
     },

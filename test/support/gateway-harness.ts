@@ -9,7 +9,7 @@ import type { GatewayDeps } from '../../lambda/deps.ts';
 import { EnvCredentials, type CredentialSource } from '../../lambda/upstream/credentials.ts';
 import { nodeHttpFetch } from '../../lambda/upstream/node-http-fetch.ts';
 import { UpstreamHealth, type HealthOptions } from '../../lambda/upstream/upstream-health.ts';
-import { ensureKeyTable, ensureUsageTable, localDynamoClient, startEmbeddedStore, type EmbeddedStore } from '../../bin/local/embedded-store.ts';
+import { ensureKeyTable, ensureUsageTable, localDynamo, startEmbeddedStore, type EmbeddedStore } from '../../bin/local/embedded-store.ts';
 import { DynamoUsageStore } from '../../lambda/usage/usage-store.ts';
 import { UsageRecorder } from '../../lambda/usage/usage-recorder.ts';
 import { createPriceBook } from '../../lambda/usage/prices.ts';
@@ -54,7 +54,7 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
   const shared = options.shareStoreWith?.storeInfo;
   const embedded: EmbeddedStore | undefined = shared ? undefined : await startEmbeddedStore(undefined);
   const storeInfo = shared ?? { endpoint: (embedded as EmbeddedStore).endpoint, keyTable: `keys-${Math.random().toString(36).slice(2)}`, usageTable: `usage-${Math.random().toString(36).slice(2)}` };
-  const dynamo = localDynamoClient(storeInfo.endpoint);
+  const dynamo = localDynamo(storeInfo.endpoint);
   if (!shared) {
     await ensureKeyTable(dynamo, storeInfo.keyTable);
     await ensureUsageTable(dynamo, storeInfo.usageTable);
@@ -112,7 +112,6 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
       await recorder.close();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
-      dynamo.destroy();
       await embedded?.close();
     },
   };

@@ -1,5 +1,5 @@
 import type { Upstream } from '../../config/routing.ts';
-import { signAwsRequest } from '../aws/signer.ts';
+import { signAwsRequest } from '../../aws/signer.ts';
 import type { Operation, ProviderRequest } from '../providers.ts';
 import { bedrockErrorResponse } from './errors.ts';
 import { eventStreamToSse } from './event-stream.ts';

@@ -1,4 +1,4 @@
-import { ensureKeyTable, ensureUsageTable, localDynamoClient, startEmbeddedStore, type EmbeddedStore } from '../../../bin/local/embedded-store.ts';
+import { ensureKeyTable, ensureUsageTable, localDynamo, startEmbeddedStore, type EmbeddedStore } from '../../../bin/local/embedded-store.ts';
 import { createKey, keyUsage, listKeys, updateKey, usageSummary, type Output } from '../../../bin/local/key-commands.ts';
 import { parseLimits } from '../../../bin/local/key-options.ts';
 import { DynamoKeyStore } from '../../../lambda/auth/key-store.ts';
@@ -12,7 +12,7 @@ describe('key commands: dollar budgets and spend', () => {
   let usage: DynamoUsageStore;
   beforeAll(async () => {
     embedded = await startEmbeddedStore(undefined);
-    const client = localDynamoClient(embedded.endpoint);
+    const client = localDynamo(embedded.endpoint);
     await ensureKeyTable(client, 'keys');
     await ensureUsageTable(client, 'usage');
     store = new DynamoKeyStore('keys', client);

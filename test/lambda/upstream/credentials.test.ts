@@ -1,8 +1,8 @@
-import http from 'node:http';
-import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { bareSecretReader } from '../../../lambda/aws/secrets.ts';
 import { createRouter, parseRoutingConfig } from '../../../lambda/config/routing.ts';
 import { EnvCredentials, SecretsManagerCredentials } from '../../../lambda/upstream/credentials.ts';
-import { listen } from '../../support/gateway-harness.ts';
+import { JSON_FAKE_CREDENTIALS, startAwsJsonFake, type JsonAnswer } from '../../support/aws-json-fake.ts';
 
 const router = createRouter(
   parseRoutingConfig({
@@ -18,29 +18,49 @@ const anthropic = router.upstreams.get('anthropic')!;
 const vllm = router.upstreams.get('vllm')!;
 const pool = router.upstreams.get('pool')!;
 
-/** Loopback Secrets Manager (JSON 1.1 protocol, GetSecretValue only) that the real SDK client talks to. */
+/** Loopback Secrets Manager (GetSecretValue, signatures verified) read by the gateway's own reader. */
 async function startSecretsStub(secretString: () => string | undefined) {
-  let calls = 0;
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk) => (body += chunk));
-    req.on('end', () => {
-      calls++;
-      const { SecretId } = JSON.parse(body);
-      const value = secretString();
-      res.setHeader('content-type', 'application/x-amz-json-1.1');
-      if (value === undefined) {
-        res.statusCode = 400;
-        res.end(JSON.stringify({ __type: 'ResourceNotFoundException', message: 'Secrets Manager can’t find the specified secret.' }));
-        return;
-      }
-      res.end(JSON.stringify({ ARN: `arn:aws:secretsmanager:us-east-1:000000000000:secret:${SecretId}`, Name: SecretId, SecretString: value, VersionId: 'v1', CreatedDate: 1.7e9 }));
-    });
-  });
-  const endpoint = await listen(server);
-  const client = new SecretsManagerClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' }, maxAttempts: 1 });
-  return { client, calls: () => calls, close: () => new Promise((resolve) => server.close(resolve)) };
+  const fake = await startAwsJsonFake({ service: 'secretsmanager', targetPrefix: 'secretsmanager', handlers: { GetSecretValue: (input) => secretAnswer(String(input.SecretId), secretString()) } });
+  const client = bareSecretReader({ region: 'us-east-1', endpoint: fake.url, credentials: async () => JSON_FAKE_CREDENTIALS });
+  return { client, fake, calls: () => fake.calls.length, close: () => fake.close() };
 }
+
+function secretAnswer(secretId: string, value: string | undefined): JsonAnswer {
+  if (value === undefined) return { status: 400, error: 'ResourceNotFoundException', message: 'Secrets Manager can’t find the specified secret.' };
+  return { output: { ARN: `arn:aws:secretsmanager:us-east-1:000000000000:secret:${secretId}`, Name: secretId, SecretString: value, VersionId: 'v1', CreatedDate: 1.7e9 } };
+}
+
+describe('the Secrets Manager fake', () => {
+  test('answers the official SDK client as the service does, and refuses a bad signature', async () => {
+    const stub = await startSecretsStub(() => '{"anthropic":"sk"}');
+    const sdk = (credentials: { accessKeyId: string; secretAccessKey: string }) => new SecretsManagerClient({ endpoint: stub.fake.url, region: 'us-east-1', credentials, maxAttempts: 1 });
+    const good = sdk(JSON_FAKE_CREDENTIALS);
+    expect((await good.send(new GetSecretValueCommand({ SecretId: 'gateway/upstreams' }))).SecretString).toBe('{"anthropic":"sk"}');
+    const forged = sdk({ ...JSON_FAKE_CREDENTIALS, secretAccessKey: 'wrong' });
+    await expect(forged.send(new GetSecretValueCommand({ SecretId: 'gateway/upstreams' }))).rejects.toMatchObject({ name: 'InvalidSignatureException' });
+    expect(stub.fake.refused).toBe(1);
+    const missing = await startSecretsStub(() => undefined);
+    const reader = new SecretsManagerClient({ endpoint: missing.fake.url, region: 'us-east-1', credentials: JSON_FAKE_CREDENTIALS, maxAttempts: 1 });
+    await expect(reader.send(new GetSecretValueCommand({ SecretId: 'x' }))).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
+    reader.destroy();
+    good.destroy();
+    forged.destroy();
+    await Promise.all([stub.close(), missing.close()]);
+  });
+});
+
+describe('bareSecretReader', () => {
+  test('reads the string with a verified signature; a missing secret is the service error by name', async () => {
+    const stub = await startSecretsStub(() => '{"a":"b"}');
+    expect(await stub.client('gateway/upstreams')).toBe('{"a":"b"}');
+    expect(stub.fake.calls).toEqual([{ operation: 'GetSecretValue', input: { SecretId: 'gateway/upstreams' } }]);
+    const missing = await startSecretsStub(() => undefined);
+    await expect(missing.client('nope')).rejects.toMatchObject({ name: 'ResourceNotFoundException', status: 400 });
+    const forged = bareSecretReader({ region: 'us-east-1', endpoint: stub.fake.url, credentials: async () => ({ ...JSON_FAKE_CREDENTIALS, secretAccessKey: 'wrong' }) });
+    await expect(forged('gateway/upstreams')).rejects.toMatchObject({ name: 'InvalidSignatureException' });
+    await Promise.all([stub.close(), missing.close()]);
+  });
+});
 
 describe('SecretsManagerCredentials', () => {
   test('reads the member named after the upstream, caches it, and re-reads after invalidate', async () => {

@@ -1,4 +1,5 @@
-import type { CreateTableCommandInput, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { CreateTableInput } from '@aws-sdk/client-dynamodb';
+import type { DynamoApi } from '../../../lambda/aws/dynamodb.ts';
 import { Template } from 'aws-cdk-lib/assertions';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { KEY_TABLE } from '../../../lambda/auth/key-table.ts';
@@ -27,8 +28,8 @@ describe('KeyTable', () => {
   });
 
   test('matches the table the local embedded store creates', async () => {
-    let created: CreateTableCommandInput | undefined;
-    const recorder = { send: async (command: { input: CreateTableCommandInput }) => void (created = command.input) } as unknown as DynamoDBClient;
+    let created: CreateTableInput | undefined;
+    const recorder = { call: async (_operation: string, input: CreateTableInput) => void (created = input) } as unknown as DynamoApi;
     await ensureKeyTable(recorder, 'local');
     expect(created?.KeySchema).toEqual(table.properties.KeySchema);
     expect(created?.AttributeDefinitions).toEqual(table.properties.AttributeDefinitions);

@@ -1,4 +1,5 @@
-import type { CreateTableCommandInput, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { CreateTableInput } from '@aws-sdk/client-dynamodb';
+import type { DynamoApi } from '../../../lambda/aws/dynamodb.ts';
 import { USAGE_TABLE } from '../../../lambda/usage/usage-table.ts';
 import { ensureUsageTable } from '../../../bin/local/embedded-store.ts';
 import { USAGE_TABLE_LOGICAL_ID } from '../../../lib/constructs/usage-table.ts';
@@ -30,8 +31,8 @@ describe('UsageTable', () => {
   });
 
   test('matches the table the local embedded store creates', async () => {
-    let created: CreateTableCommandInput | undefined;
-    const client = { send: async (command: { input: CreateTableCommandInput }) => void (created = command.input) } as unknown as DynamoDBClient;
+    let created: CreateTableInput | undefined;
+    const client = { call: async (_operation: string, input: CreateTableInput) => void (created = input) } as unknown as DynamoApi;
     await ensureUsageTable(client, 'local');
     expect(created?.KeySchema).toEqual(resource.Properties.KeySchema);
     expect(created?.AttributeDefinitions).toEqual(resource.Properties.AttributeDefinitions);

@@ -1,5 +1,5 @@
-import { signAwsRequest } from '../../../../lambda/upstream/aws/signer.ts';
-import { FAKE_CREDENTIALS, startBedrockFake, type BedrockFake } from '../../../support/bedrock-fake.ts';
+import { signAwsRequest } from '../../../lambda/aws/signer.ts';
+import { FAKE_CREDENTIALS, startBedrockFake, type BedrockFake } from '../../support/bedrock-fake.ts';
 
 /** Our SigV4 against the Bedrock fake's own verification (itself proven against the AWS SDK). */
 let fake: BedrockFake;

@@ -1,7 +1,7 @@
-import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { Sha256 } from '@smithy/core/checksum';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
+import { awsCredentials } from './credentials.ts';
 
 export interface AwsSigning {
   service: string;
@@ -14,18 +14,6 @@ export interface RequestToSign {
   url: string;
   headers: Record<string, string>;
   body: string;
-}
-
-let defaultCredentials: AwsCredentialIdentityProvider | undefined;
-
-/**
- * The standard AWS credential chain, built on first use and kept for the instance: on Lambda the
- * function role's credentials from the environment, on `npm start` environment variables, a
- * profile or SSO. The provider memoizes what it resolved and refreshes it shortly before expiry.
- */
-export function awsCredentials(): AwsCredentialIdentityProvider {
-  defaultCredentials ??= defaultProvider();
-  return defaultCredentials;
 }
 
 const signers = new Map<string, SignatureV4>();

@@ -1,5 +1,8 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startBedrockFake, textEvents } from '../support/bedrock-fake.ts';
 import { eventually, runKeys, startDevServer, tempDir } from '../support/processes.ts';
 
 /**
@@ -64,6 +67,42 @@ describe('npm start', () => {
       expect(response.status).toBe(200);
     } finally {
       await server.stop();
+    }
+  });
+});
+
+describe('npm start with Amazon Bedrock', () => {
+  // The embedded store has its own placeholder credentials; the operator's AWS credentials (here
+  // from the environment, then from a named profile) are what Bedrock calls are signed with.
+  const operator = { accessKeyId: 'AKIAOPERATOR00000001', secretAccessKey: 'operator-secret-key' };
+
+  test.each([
+    ['environment variables', (_dir: string) => ({ AWS_ACCESS_KEY_ID: operator.accessKeyId, AWS_SECRET_ACCESS_KEY: operator.secretAccessKey })],
+    [
+      'a named profile',
+      (dir: string) => {
+        writeFileSync(join(dir, 'credentials'), `[team]\naws_access_key_id = ${operator.accessKeyId}\naws_secret_access_key = ${operator.secretAccessKey}\n`);
+        writeFileSync(join(dir, 'config'), '[profile team]\nregion = us-west-2\n');
+        return { AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '', AWS_PROFILE: 'team', AWS_SHARED_CREDENTIALS_FILE: join(dir, 'credentials'), AWS_CONFIG_FILE: join(dir, 'config') };
+      },
+    ],
+  ])('signs Bedrock calls with the operator\'s credentials from %s', async (_source, credentials) => {
+    const fake = await startBedrockFake({ region: 'us-west-2', credentials: [operator] });
+    const dir = tempDir('gateway-bedrock-');
+    const config = join(dir, 'gateway.json');
+    writeFileSync(config, JSON.stringify({ upstreams: { br: { type: 'bedrock', region: 'us-west-2', baseUrl: fake.url } }, routes: [{ model: '*', upstream: 'br', upstreamModel: 'us.anthropic.claude-sonnet-5-v1:0' }] }));
+    const server = await startDevServer({ GATEWAY_DATA_DIR: dir, GATEWAY_CONFIG: config, ...credentials(dir) });
+    try {
+      const key = /\n {2}(gwk_\S+)\n/.exec(server.output())?.[1] as string;
+      fake.script({ events: textEvents('Signed by the operator.') });
+      const anthropic = new Anthropic({ baseURL: `${server.url}/first`, apiKey: key, maxRetries: 0 });
+      const message = await anthropic.messages.stream({ model: 'claude-sonnet-5', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] }).finalMessage();
+      expect(message.content).toEqual([expect.objectContaining({ type: 'text', text: 'Signed by the operator.' })]);
+      expect(fake.requests).toHaveLength(1);
+      expect(server.output()).not.toContain(operator.secretAccessKey);
+    } finally {
+      await server.stop();
+      await fake.close();
     }
   });
 });

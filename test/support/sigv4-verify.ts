@@ -13,7 +13,7 @@ export interface SignatureProblem {
  * canonical request over the path as received with each segment encoded again (non-S3 services),
  * the sorted query, the signed headers and the payload hash; scope date/region/service.
  */
-export function verifySignature(req: http.IncomingMessage, body: Buffer, secrets: Map<string, string>, want: { region: string; service: string }): SignatureProblem | undefined {
+export function verifySignature(req: Pick<http.IncomingMessage, 'method' | 'url' | 'headers'>, body: Buffer, secrets: Map<string, string>, want: { region: string; service: string }): SignatureProblem | undefined {
   const region = want.region;
   const authorization = req.headers.authorization ?? '';
   const parsed = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, ?SignedHeaders=([^,]+), ?Signature=([0-9a-f]{64})$/.exec(authorization);

@@ -15,12 +15,14 @@ export interface ProcessSample {
 export type ParentMessage =
   | { type: 'sample'; id: number; gc?: boolean }
   | { type: 'profile-start'; id: number }
-  | { type: 'profile-stop'; id: number; path: string };
+  | { type: 'profile-stop'; id: number; path: string }
+  | { type: 'usage'; id: number };
 
 export type ChildMessage =
   | { type: 'ready'; url: string; key?: string; bundle?: string }
   | { type: 'sample'; id: number; sample: ProcessSample }
-  | { type: 'done'; id: number; error?: string };
+  | { type: 'done'; id: number; error?: string }
+  | { type: 'usage'; id: number; requests: number };
 
 export function takeSample(): ProcessSample {
   const cpu = process.cpuUsage();
@@ -32,7 +34,7 @@ export function takeSample(): ProcessSample {
  * Answers the runner's messages in a child. `extra` handles what only some children do
  * (profiling); the child exits when the runner goes away, so no process outlives a run.
  */
-export function serveParent(extra: (message: ParentMessage) => Promise<void> | undefined = () => undefined): void {
+export function serveParent(extra: (message: ParentMessage) => Promise<void | ChildMessage> | undefined = () => undefined): void {
   const send = (message: ChildMessage) => process.send?.(message);
   process.on('message', (message: ParentMessage) => {
     if (message.type === 'sample') {
@@ -44,7 +46,7 @@ export function serveParent(extra: (message: ParentMessage) => Promise<void> | u
     const work = extra(message);
     if (work === undefined) return send({ type: 'done', id: message.id, error: `unsupported message ${message.type}` });
     work.then(
-      () => send({ type: 'done', id: message.id }),
+      (answer) => send(answer ?? { type: 'done', id: message.id }),
       (error: unknown) => send({ type: 'done', id: message.id, error: String(error) }),
     );
   });

@@ -16,6 +16,8 @@ export interface BenchChild {
   sample(gc?: boolean): Promise<ProcessSample>;
   profileStart(): Promise<void>;
   profileStop(path: string): Promise<void>;
+  /** The gateway only: flushes its usage and counts the requests metered in the usage table. */
+  usage(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -71,6 +73,11 @@ export async function startChild(script: string, env: Record<string, string>, ti
     },
     profileStart: () => done({ type: 'profile-start' }),
     profileStop: (path) => done({ type: 'profile-stop', path }),
+    async usage() {
+      const answer = await ask({ type: 'usage' });
+      if (answer.type !== 'usage') throw new Error(`${script} answered ${answer.type === 'done' ? answer.error : answer.type} to a usage request`);
+      return answer.requests;
+    },
     stop: () => stopChild(child, () => exited),
   };
 }

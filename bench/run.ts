@@ -66,6 +66,12 @@ async function repetition(rep: number, bundle: BuiltBundle, cfg: BenchConfig): P
       await timed(ctx, `CPU per event (bursts), ${path.label}`, () => burstEventsPhase(ctx, path));
       await timed(ctx, `CPU per event (${cfg.paced.streams} paced streams), ${path.label}`, () => pacedEventsPhase(ctx, path));
     }
+    // Metering is on, as shipped: the figures above include it, and here is the proof it ran.
+    await timed(ctx, 'metering: usage flushed and counted', async () => {
+      const requests = await gateway.usage();
+      ctx.figures['metering.requests'] = requests;
+      if (requests === 0) throw new Error('no request was metered: the usage table is empty');
+    });
   } finally {
     await gateway.stop();
     await stub.stop();

@@ -75,6 +75,7 @@ export const CONTEXT_ROWS: Row[] = [
   { label: 'Live JS heap per open stream (after GC)', key: 'memory.stream.heap', unit: 'KiB' },
   { label: 'Stub RSS per stream it holds open (floor: bare node:http)', key: 'memory.stream.rss.stub', unit: 'KiB' },
   { label: 'Streams open end to end in the memory phase', key: 'memory.streams.open', unit: 'count' },
+  { label: 'Requests metered in the usage table, per repetition (metering on, as shipped)', key: 'metering.requests', unit: 'count' },
   { label: 'Handler bundle, gzip', key: 'bundle.gzip', unit: 'kB' },
   { label: 'Fresh process importing the bundle, spawn to exit', key: 'cold.process', unit: 'ms' },
   { label: 'Fresh bare `node -e ""`, spawn to exit', key: 'cold.bareNode', unit: 'ms' },

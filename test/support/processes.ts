@@ -19,6 +19,13 @@ export function tempDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
+export interface ProcessExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** Epoch ms at which the exit was seen. */
+  at: number;
+}
+
 export interface RunningServer {
   url: string;
   output: () => string;
@@ -26,10 +33,22 @@ export interface RunningServer {
   process: ChildProcess;
 }
 
+/** What startDevServer returns: a RunningServer that also reports how the process ended. */
+export interface DevServer extends RunningServer {
+  /** Sends `signal` (SIGTERM by default) and resolves once the process has exited (at once if it already had). */
+  stop(signal?: NodeJS.Signals): Promise<void>;
+  /** Resolves when the process exits, however it ends. */
+  exited: Promise<ProcessExit>;
+  /** Set once the process has exited. */
+  exit(): ProcessExit | undefined;
+}
+
 /** Starts `npm start`'s entry (bin/dev-server.ts) and waits until it says where it listens. */
-export async function startDevServer(env: Record<string, string>): Promise<RunningServer> {
+export async function startDevServer(env: Record<string, string>): Promise<DevServer> {
   const child = spawn(process.execPath, ['bin/dev-server.ts'], { cwd: ROOT, env: childEnv({ PORT: '0', ...env }) });
   let output = '';
+  let exit: ProcessExit | undefined;
+  const exited = new Promise<ProcessExit>((resolve) => child.once('exit', (code, signal) => resolve((exit = { code, signal, at: Date.now() }))));
   child.stdout.on('data', (chunk) => (output += chunk));
   child.stderr.on('data', (chunk) => (output += chunk));
   const url = await new Promise<string>((resolve, reject) => {
@@ -48,11 +67,12 @@ export async function startDevServer(env: Record<string, string>): Promise<Runni
     url,
     output: () => output,
     process: child,
-    stop: () =>
-      new Promise((resolve) => {
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
+    exited,
+    exit: () => exit,
+    async stop(signal = 'SIGTERM') {
+      if (exit === undefined) child.kill(signal);
+      await exited;
+    },
   };
 }
 

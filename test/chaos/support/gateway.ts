@@ -69,7 +69,8 @@ export class ChaosGateway {
     return this.#server.process.pid as number;
   }
 
-  get process(): DevServer {
+  /** The running process (startDevServer's handle): signals, exit. */
+  get server(): DevServer {
     return this.#server;
   }
 

@@ -23,6 +23,11 @@ export function expectBelow(value: number, limit: number, description: string): 
   if (!(value < limit)) throw new Error(`${description}: ${Math.round(value * 10) / 10}, expected below ${limit}`);
 }
 
+/** Fails with `description` and the numbers when `value` is below `minimum`. */
+export function expectAtLeast(value: number, minimum: number, description: string): void {
+  if (!(value >= minimum)) throw new Error(`${description}: ${value}, expected at least ${minimum}`);
+}
+
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted.length === 0 ? Number.NaN : (sorted[Math.floor((sorted.length - 1) / 2)] as number);

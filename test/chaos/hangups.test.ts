@@ -86,7 +86,7 @@ async function expectClientClosed(mark: number, model: string, options: { answer
  * client at this point (it waits for the body), so this is the one place a short pause stands in
  * for a condition.
  */
-const headArrives = () => new Promise((resolve) => setTimeout(resolve, 150));
+const headArrives = () => new Promise((resolve) => setTimeout(resolve, 250));
 
 describe('1. hang-ups before the request is complete', () => {
   test.each(['/first/v1/messages', '/second/v1/responses'])('before the head completes (%s): the server stays up', async (path) => {

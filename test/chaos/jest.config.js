@@ -12,5 +12,7 @@ export default {
   // loading the same two cores would distort.
   maxWorkers: 1,
   testTimeout: 60_000,
+  // Every test's name in the CI log: each is one of the items.
+  verbose: true,
   reporters: ['default', '<rootDir>/test/support/summary-reporter.cjs'],
 };

@@ -57,6 +57,7 @@ describe('14. a stop signal under load: every answered request is in the usage',
       const incomplete = answered.filter((outcome) => !outcome.complete).length;
       const received = sumTokens(answered);
       const recorded = await recordedUsage(gateway);
+      console.log(`${signal}: exit ${exit.code} after ${stopMs} ms; ${recorded.requests} requests in keys usage, ${received.requests} answered with 200`);
       // Everything a client got a 200 for is counted, with the tokens the client was told about
       // (expected: what the clients received; received: what keys usage shows).
       expect({ keysUsage: recorded, incompleteAnswers: incomplete }).toEqual({ keysUsage: received, incompleteAnswers: 0 });
@@ -84,6 +85,7 @@ test('15. kill -9 under load loses at most about a second of usage', async () =>
     const atMost = sumTokens(ok(load.outcomes));
     const recorded = await recordedUsage(gateway);
     const summary = `${settled.length} answered more than 1.5 s before the kill, ${answered.length} in all`;
+    console.log(`kill -9: ${recorded.requests} requests in keys usage; ${summary}`);
     expectAtLeast(recorded.requests, mustHave.requests, `requests in keys usage after kill -9 (${summary})`);
     for (const counter of ['inputTokens', 'outputTokens'] as const) expectAtLeast(recorded[counter], mustHave[counter], `${counter} in keys usage after kill -9 (${summary})`);
     // Requests in flight at the kill may have been counted; nothing else.

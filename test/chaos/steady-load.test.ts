@@ -10,6 +10,7 @@ import { expectBelow, median, sampleRss } from './support/measure.ts';
  */
 const CONNECTIONS = 16;
 const LOAD_MS = 10_000;
+const WARMUP_MS = 3_000;
 
 let gateway: ChaosGateway;
 
@@ -28,7 +29,7 @@ function plan(worker: number, round: number): Plan {
 test(`13. ${CONNECTIONS} connections of steady load for ${LOAD_MS / 1000} s: memory bounded, log lines on time, logged latency is the client's`, async () => {
   // Warm up (JIT, pools), so that idle memory is the memory of a server that has served.
   const warmup = new Load(gateway.url, gateway.key, CONNECTIONS, plan);
-  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  await new Promise((resolve) => setTimeout(resolve, WARMUP_MS));
   await warmup.stop();
   await gateway.waitFor(() => gateway.logs.length >= warmup.outcomes.length, 'the warm-up log lines', 20_000);
   const idle = gateway.rssMb();
@@ -58,6 +59,7 @@ test(`13. ${CONNECTIONS} connections of steady load for ${LOAD_MS / 1000} s: mem
   const clientLatency = median(answered.map((outcome) => outcome.endedAt - outcome.startedAt));
   const loggedLatency = median(answered.map((outcome) => byId.get(outcome.requestId)?.latencyMs as number));
   const summary = `${answered.length} requests in ${LOAD_MS / 1000} s; RSS idle ${Math.round(idle)} MB, peak ${Math.round(rss.peakMb)} MB; last log line ${lastLineAt - stoppedAt} ms after the load stopped; p50 latency: clients ${clientLatency} ms, log ${loggedLatency} ms`;
+  console.log(`steady load: ${summary}`);
   expectBelow(rss.peakMb - idle, 150, `RSS growth in MB under load (${summary})`);
   expectBelow(lastLineAt - stoppedAt, 3_000, `ms from the end of the load to the last log line (${summary})`);
   expectBelow(Math.abs(loggedLatency - clientLatency), 50, `ms between the logged and the measured p50 latency (${summary})`);

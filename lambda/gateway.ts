@@ -59,6 +59,9 @@ export function createGateway(deps: GatewayDeps) {
           ),
         );
       }
+      // A client gone while a complete answer was still being written (the upstream's usage is
+      // whole, so it was metered as is above) is logged as the client's hang-up, not as ok.
+      if (state.outcome === undefined && state.abandon?.aborted) state.outcome = String(state.abandon.reason);
       await Promise.allSettled(state.pending);
       deps.log(requestLogLine(state, deps.settings.metricsNamespace));
     },

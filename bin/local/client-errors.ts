@@ -48,10 +48,17 @@ export function answerClientError(error: Error & { code?: string; rawPacket?: Bu
   log?.(JSON.stringify({ level: 'info', msg: 'request', requestId, route: undefined, path: path?.slice(0, 200), status: gatewayError.status, outcome: kind, latencyMs: 0 }));
 }
 
+/** The most body left unread after a refusal that is still read and discarded (see lingeringClose). */
+const DISCARD_BYTES = 1024 * 1024;
+
 /**
- * A request answered without reading its body (a refusal): Node discards the rest of the body
- * after the answer (it keeps the connection for the next request); a client still sending after
- * `LINGER_MS` is cut off. Closing at once instead could reset the connection and lose the answer.
+ * A request answered without reading its body (a refusal): a short rest of body (at most
+ * `DISCARD_BYTES` announced) is read and discarded by Node after the answer, so the connection
+ * stays usable for the next request. A longer or unannounced one is not read at all: the socket
+ * stops reading (the sender stalls on its own full window, which costs this process nothing,
+ * whereas discarding 20 uploads of 30 MB at loopback speed churned 160 MB of buffers) and is
+ * closed after `LINGER_MS`. Either way a client still sending after `LINGER_MS` is cut off;
+ * closing at once instead could reset the connection and lose the answer.
  */
 export function lingeringClose(req: http.IncomingMessage, res: http.ServerResponse): void {
   const afterAnswer = () => {
@@ -59,6 +66,9 @@ export function lingeringClose(req: http.IncomingMessage, res: http.ServerRespon
     const timer = setTimeout(() => req.socket.destroy(), LINGER_MS);
     timer.unref();
     req.once('end', () => clearTimeout(timer));
+    const announced = Number(req.headers['content-length']);
+    // After Node's own 'finish' work, which resumes the request to discard its body.
+    if (!(announced <= DISCARD_BYTES)) setImmediate(() => req.socket.pause());
   };
   if (res.writableFinished) afterAnswer();
   else {

@@ -38,7 +38,7 @@ export interface RequestState {
   upstreamModel?: string;
   /** What keeps this conversation on one target and key (see upstream/target-order.ts). */
   stickyKey?: string;
-  /** Every target tried, in order (logged when there was more than one). */
+  /** Every target tried, in order (logged when there was more than one, or a key was rested). */
   attempts: Attempt[];
   status?: number;
   firstByteAt?: number;

@@ -37,18 +37,22 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
     const otherKey = keyCount > 1 && deps.health.availableKeys(target.upstream, keyCount) > 1 && keyRetries < MAX_KEY_RETRIES;
     const attempt: Attempt = { upstream: target.upstream.name, ...(target.upstreamModel === model ? {} : { model: target.upstreamModel }), ms: 0 };
     state.attempts.push(attempt);
+    forgetEarlierTry(state);
     const started = Date.now();
     const outcome = await tryTarget(state, deps, target, operation, clientHeaders, index < queue.length - 1 || otherKey).finally(() => (attempt.ms = Date.now() - started));
-    if ('served' in outcome) {
+    // A key refused for good (401/403; a 429 comes back as `retry`) is replaced by another of the
+    // upstream's keys: the refusal is about the gateway's credential, which the client cannot fix.
+    const keyRefused = 'served' in outcome && attempt.keyRestedMs !== undefined && otherKey;
+    if ('served' in outcome && !keyRefused) {
       attempt.status = outcome.served.statusCode;
       if (retryableStatus(outcome.served.statusCode)) deps.health.targetFailed(target);
       else deps.health.targetSucceeded(target);
       return tagged(outcome.served, target);
     }
-    if (outcome.status === undefined) attempt.error = outcome.retry;
-    else attempt.status = outcome.status;
-    last = outcome;
+    last = 'served' in outcome ? { retry: `status ${outcome.served.statusCode}`, status: outcome.served.statusCode, answer: outcome.served } : outcome;
     lastTarget = target;
+    if (last.status === undefined) attempt.error = last.retry;
+    else attempt.status = last.status;
     if (attempt.keyRestedMs !== undefined && otherKey) {
       keyRetries++;
       queue.splice(index + 1, 0, target);
@@ -57,8 +61,24 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
     deps.health.targetFailed(target);
   }
   // The last try handed back a failure (its successor never ran): give it as the client would have got it.
-  if (last?.answer && lastTarget) return tagged(last.answer, lastTarget);
+  if (last?.answer && lastTarget) {
+    state.status = last.answer.statusCode;
+    return tagged(last.answer, lastTarget);
+  }
   throw last?.error ?? new GatewayError('upstream_unreachable', `Every upstream for this model failed; the last: ${last?.retry ?? 'none tried'}.`);
+}
+
+/**
+ * What a try that handed over to the next one may have noted about its answer (a stream's status
+ * before its first event turned out to be an error, a JSON error's first byte): the request is
+ * logged and metered as the try that answers.
+ */
+function forgetEarlierTry(state: RequestState): void {
+  state.status = undefined;
+  state.outcome = undefined;
+  state.firstByteAt = undefined;
+  state.usage = undefined;
+  state.dropped = undefined;
 }
 
 /** Refused keys replaced by another key of the same upstream, at most, per request. */

@@ -29,8 +29,9 @@ export function requestLogLine(state: RequestState, metricsNamespace?: string): 
     usageRecordFailed: state.usageRecordFailed,
     dropped: state.dropped,
     cappedOutputTokens: state.cappedOutputTokens,
-    // Every target tried, when a route tried more than one (fallbacks, another key).
-    attempts: state.attempts.length > 1 ? state.attempts : undefined,
+    // Every target tried, when a route tried more than one (fallbacks, another key), or when
+    // the one try rested a key (which one, by position, and for how long).
+    attempts: state.attempts.length > 1 || state.attempts.some((attempt) => attempt.keyRestedMs !== undefined) ? state.attempts : undefined,
     costUsd: state.costMicroUsd === undefined ? undefined : state.costMicroUsd / 1e6,
     // `fallback`: the model has no known price and was charged the fallback rate (set `prices`).
     priceSource: state.priceSource === 'table' ? undefined : state.priceSource,

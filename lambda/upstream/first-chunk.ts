@@ -1,3 +1,4 @@
+import { FIRST_BYTE_TIMEOUT } from './call-upstream.ts';
 import type { RequestAbort } from './request-abort.ts';
 
 const decoder = new TextDecoder();
@@ -31,7 +32,7 @@ export async function peekFirstChunk(body: ReadableStream<Uint8Array>, abort: Re
     const result = await Promise.race([reader.read(), timedOut]);
     if (result === 'timeout') {
       // Abort the call (its connection) as well as this read: nothing waits on it any more.
-      abort.abort('first-byte-timeout');
+      abort.abort(FIRST_BYTE_TIMEOUT);
       reader.cancel().catch(() => {});
       return { failure: 'no first event in time' };
     }
@@ -63,8 +64,11 @@ export async function peekFirstChunk(body: ReadableStream<Uint8Array>, abort: Re
   return { stream, first };
 }
 
-/** Error types an upstream reports as its first event when it cannot serve now (another target may). */
-const RETRYABLE_EARLY = /"(?:type|code)"\s*:\s*"(?:overloaded_error|api_error|rate_limit_error|server_error|server_is_overloaded|rate_limit_exceeded)"/;
+/**
+ * Error types an upstream reports as its first event when it cannot serve now (another target
+ * may): the in-stream forms of 429, 500, 504 and 529 (Bedrock's exceptions arrive as these).
+ */
+const RETRYABLE_EARLY = /"(?:type|code)"\s*:\s*"(?:overloaded_error|api_error|rate_limit_error|timeout_error|server_error|server_is_overloaded|rate_limit_exceeded)"/;
 
 /**
  * True when a stream's first chunk is the upstream's own error instead of an answer: Anthropic

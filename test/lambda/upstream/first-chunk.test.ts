@@ -26,6 +26,8 @@ test('an overload or server error standing in for the first event asks for anoth
   expect(isEarlyRetryableError(bytes('event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n'))).toBe(true);
   expect(isEarlyRetryableError(bytes('event: response.failed\ndata: {"type":"response.failed","response":{"error":{"code":"server_error","message":"x"}}}\n\n'))).toBe(true);
   expect(isEarlyRetryableError(bytes('data: {"type":"error","code":"rate_limit_exceeded","message":"slow"}\n\n'))).toBe(true);
+  // Bedrock's modelTimeoutException as the first frame, after the gateway rendered it.
+  expect(isEarlyRetryableError(bytes('event: error\ndata: {"type":"error","error":{"type":"timeout_error","message":"Model timed out"}}\n\n'))).toBe(true);
   expect(isEarlyRetryableError(bytes('event: error\ndata: {"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long"}}\n\n'))).toBe(false);
   expect(isEarlyRetryableError(bytes(fixture('anthropic/text-stream.sse')))).toBe(false);
   expect(isEarlyRetryableError(bytes('event: content_block_delta\ndata: {"type":"content_block_delta","delta":{"type":"text_delta","text":"the type was \\"overloaded_error\\""}}\n\n'))).toBe(false);

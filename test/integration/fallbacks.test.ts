@@ -169,9 +169,10 @@ test('stickiness: 100 requests of one session keep one target and key; sessions 
     await response.text();
     targets.add(response.headers.get('x-gateway-upstream') as string);
   }
-  expect(targets.size).toBe(1);
+  // This session's first choice is the primary (rendezvous hashing is deterministic), which has two keys.
+  expect(targets).toEqual(new Set(['primary']));
   const keysSeen = new Set(primary.requests.slice(-100).map((request) => request.headers['x-api-key']));
-  if (targets.has('primary')) expect(keysSeen.size).toBe(1);
+  expect(keysSeen.size).toBe(1);
   const spread = new Set<string>();
   for (let i = 0; i < 40; i++) {
     const response = await messages('claude-weighted', false, { 'x-claude-code-session-id': `session-${i}` });
@@ -232,10 +233,12 @@ test('cooldown: a primary that keeps failing is skipped (no time lost on it), th
     };
     expect((await send()).attempts).toHaveLength(2);
     expect((await send()).attempts).toHaveLength(2);
+    // Cooling down: the primary is not even called, so its silence costs this request nothing.
+    const calledBefore = primary.requests.length;
     const skipped = await send();
     expect(skipped.upstream).toBe('backup');
     expect(skipped.attempts).toBeUndefined();
-    expect(skipped.latencyMs as number).toBeLessThan(300);
+    expect(primary.requests.length).toBe(calledBefore);
     now += 60_001;
     primary.reply(sendSse(textStream));
     expect(await send()).toMatchObject({ upstream: 'primary' });

@@ -5,6 +5,7 @@ import type { Attempt, RequestState } from '../request-state.ts';
 import { servesOperation, speaksFamily, type Operation } from '../upstream/providers.ts';
 import { attemptOrder, stickinessKey } from '../upstream/target-order.ts';
 import type { AttemptOutcome } from './attempt.ts';
+import { withoutForeignThinking } from '../formats/messages/foreign-thinking.ts';
 import { countTokensLocally } from './count-tokens.ts';
 import { passthroughAttempt } from './passthrough.ts';
 import { translatedAttempt } from './translated.ts';
@@ -97,16 +98,21 @@ function tryTarget(state: RequestState, deps: GatewayDeps, target: Target, opera
     if (operation !== 'compact') return Promise.resolve({ served: countTokensLocally(state) });
     throw new GatewayError('not_implemented', `Remote compaction (/responses/compact) is served by OpenAI upstreams only; "${state.model}" routes to a ${upstream.type} upstream. Codex compacts locally with a custom provider.`);
   }
-  if (operation === 'create' && (!speaksFamily(upstream.type, state.family) || carriesForeignReasoning(upstream.type, state.rawBody as string))) {
-    return translatedAttempt(state, deps, target, clientHeaders, canRetry);
+  if (operation === 'create' && !speaksFamily(upstream.type, state.family)) return translatedAttempt(state, deps, target, clientHeaders, canRetry);
+  if (operation === 'create' && carriesForeignReasoning(upstream.type, state.rawBody as string)) {
+    // Claude targets: only the foreign blocks go, the rest byte for byte (foreign-thinking.ts).
+    const cleaned = state.family === 'messages' ? withoutForeignThinking(state.rawBody as string, state.body ?? {}) : undefined;
+    if (!cleaned) return translatedAttempt(state, deps, target, clientHeaders, canRetry);
+    return passthroughAttempt(state, deps, target, operation, clientHeaders, canRetry, cleaned);
   }
   return passthroughAttempt(state, deps, target, operation, clientHeaders, canRetry);
 }
 
 /**
  * A conversation that switched routes carries reasoning another provider issued, packed by the
- * translator (`gw1.`). Forwarded as is, the provider would reject it (400), so such requests go
- * through the same-format translation, which keeps only the provider's own reasoning.
+ * translator (`gw1.`). Forwarded as is, the provider would reject it (400): a Messages request
+ * goes without those blocks, a Responses request through the same-format translation, which
+ * keeps only the provider's own reasoning.
  */
 function carriesForeignReasoning(type: string, rawBody: string): boolean {
   return type !== 'simulator' && rawBody.includes('"gw1.');

@@ -3,6 +3,7 @@ import type { Target } from '../config/routing.ts';
 import type { GatewayDeps } from '../deps.ts';
 import type { GatewayError } from '../errors.ts';
 import { parseJsonObject, replaceTopLevelString } from '../formats/json-fields.ts';
+import type { CleanedRequest } from '../formats/messages/foreign-thinking.ts';
 import { MessagesStreamObserver } from '../formats/messages/stream-observer.ts';
 import { modelNameRestorer } from '../formats/model-name.ts';
 import { ResponsesStreamObserver } from '../formats/responses/stream-observer.ts';
@@ -25,7 +26,16 @@ import { incompleteBodyError, relayHooks, retryableError, retryableStatus, sendT
  * streams, a reset or an error event in place of the first event. Otherwise nothing is peeked:
  * a route without fallbacks behaves exactly as a plain relay.
  */
-export async function passthroughAttempt(state: RequestState, deps: GatewayDeps, target: Target, operation: Operation, clientHeaders: Record<string, string | undefined>, canRetry: boolean): Promise<AttemptOutcome> {
+export async function passthroughAttempt(
+  state: RequestState,
+  deps: GatewayDeps,
+  target: Target,
+  operation: Operation,
+  clientHeaders: Record<string, string | undefined>,
+  canRetry: boolean,
+  /** The request with what this target cannot take removed (foreign reasoning), instead of the client's bytes. */
+  cleaned?: CleanedRequest,
+): Promise<AttemptOutcome> {
   const model = state.model as string;
   const { upstream, upstreamModel } = target;
   const streaming = state.body?.stream === true;
@@ -38,9 +48,11 @@ export async function passthroughAttempt(state: RequestState, deps: GatewayDeps,
     const parsed = upstreamModel === model ? (state.body as Record<string, unknown>) : { ...state.body, model: upstreamModel };
     response = simulate(state.family, parsed, upstream.delayMs, abort.signal);
   } else {
-    const body = upstreamModel === model ? (state.rawBody as string) : replaceTopLevelString(state.rawBody as string, 'model', upstreamModel);
+    const raw = cleaned?.body ?? (state.rawBody as string);
+    const body = upstreamModel === model ? raw : replaceTopLevelString(raw, 'model', upstreamModel);
     try {
       ({ response, abort, dropped } = await sendToUpstream(state, deps, target, clientHeaders, { operation, body, streaming, firstByteTimeoutMs: streaming ? deps.settings.firstByteTimeoutMs : undefined }));
+      if (cleaned) dropped = [...cleaned.dropped, ...dropped];
     } catch (error) {
       if (canRetry && retryableError(error, state)) return { retry: (error as GatewayError).message, error: error as GatewayError };
       throw error;

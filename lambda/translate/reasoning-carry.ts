@@ -12,6 +12,9 @@ import type { ReasoningCarrier } from './ir.ts';
  * APIs, Amazon Bedrock, and Google Cloud)" (https://platform.claude.com/docs/en/build-with-claude/extended-thinking,
  * "Thinking encryption"). So a fallback from the Anthropic API to Bedrock (or back) keeps the
  * conversation's thinking blocks, while an OpenAI-side target treats them as foreign reasoning.
+ * (Newer models also bind a block to the model, and on Bedrock the account, that produced it; a
+ * block the target cannot read is removed by the API without an error:
+ * https://platform.claude.com/docs/en/build-with-claude/preserved-thinking.)
  */
 const PREFIX = 'gw1.';
 
@@ -29,6 +32,11 @@ export interface UnpackedCarrier {
   carrier: ReasoningCarrier;
   /** The exact thinking text Anthropic signed, when the carrier holds one. */
   text?: string;
+}
+
+/** True for a token the translator packed: reasoning another provider issued. */
+export function isPackedCarrier(token: unknown): boolean {
+  return typeof token === 'string' && token.startsWith(PREFIX);
 }
 
 /** The carrier inside a packed token, or undefined for a native (or unreadable) token. */

@@ -250,8 +250,8 @@ describe('switching routes mid-conversation', () => {
     responsesUpstream.reply(sendSse(sseEvents(fixture('openai/reasoning-tool-stream.sse'))));
     const first = await anthropic.messages.create({ model: 'claude-via-gpt', max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 2048 }, tools: [weather], messages: [{ role: 'user', content: 'Weather?' }] });
     expect((first.content[0] as Anthropic.ThinkingBlock).signature).toMatch(/^gw1\./);
-    // Next turn on the Anthropic (passthrough) route.
-    messagesUpstream.reply(sendSse(fixture('anthropic/text-stream.sse')));
+    // Next turn on the Anthropic (passthrough) route: the request passes through without the foreign block.
+    messagesUpstream.reply(sendJson(200, JSON.parse(fixture('anthropic/text.json'))));
     const second = await anthropic.messages.create({
       model: 'gpt-via-claude',
       max_tokens: 4000,
@@ -268,5 +268,8 @@ describe('switching routes mid-conversation', () => {
     expect(JSON.stringify(sent)).not.toContain('gw1.');
     expect(sent.messages[1].content).toEqual([{ type: 'tool_use', id: 'call_fixture01', name: 'get_weather', input: { city: 'Paris' } }]);
     expect(sent.thinking).toBeUndefined();
+    // Everything else as the client sent it (newer Claude models refuse a conversation edited before a thinking block).
+    expect(sent.tools).toEqual([weather]);
+    expect(sent.messages[2]).toEqual({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_fixture01', content: 'Sunny' }] });
   });
 });

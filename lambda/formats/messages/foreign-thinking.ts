@@ -1,0 +1,75 @@
+import { isPackedCarrier } from '../../translate/reasoning-carry.ts';
+
+type Block = Record<string, unknown>;
+type Message = { role?: unknown; content?: unknown };
+
+/** What a Messages request for a Claude target becomes without the reasoning no Claude platform issued. */
+export interface CleanedRequest {
+  /** The request to send: the client's bytes when nothing had to go, else re-serialized. */
+  body: string;
+  /** What was removed, for `x-gateway-dropped` and the log. */
+  dropped: string[];
+}
+
+/**
+ * A conversation that crossed providers carries thinking blocks the translator packed (`gw1.`,
+ * translate/reasoning-carry.ts) from an OpenAI-side answer. A Claude platform cannot verify them,
+ * so they are removed, and everything else goes out as the client sent it: newer Claude models
+ * check that nothing before a thinking block changed since it was produced, and refuse the
+ * request (400) or drop the block when it did ("preserved thinking",
+ * https://platform.claude.com/docs/en/build-with-claude/preserved-thinking), so the conversation
+ * must not go through a translation that rewrites it. When the tool turn being continued opened
+ * with such a block, thinking is turned off for this request, as Anthropic requires the turn it
+ * continues to open with its own thinking block.
+ *
+ * Undefined when the request cannot be sent this way (an assistant turn made only of foreign
+ * reasoning would be left empty): the caller translates it instead.
+ */
+export function withoutForeignThinking(rawBody: string, body: Record<string, unknown>): CleanedRequest | undefined {
+  const messages = Array.isArray(body.messages) ? (body.messages as Message[]) : [];
+  let removed = false;
+  let continuedTurnLostThinking = false;
+  const lastAssistant = messages.findLastIndex((message) => message.role === 'assistant');
+  const cleaned: Message[] = [];
+  for (const [index, message] of messages.entries()) {
+    if (message.role !== 'assistant' || !Array.isArray(message.content)) {
+      cleaned.push(message);
+      continue;
+    }
+    const content = (message.content as Block[]).filter((block) => !isForeign(block));
+    if (content.length === message.content.length) {
+      cleaned.push(message);
+      continue;
+    }
+    if (content.length === 0) return undefined;
+    removed = true;
+    if (index === lastAssistant && isForeign(message.content[0] as Block) && !isThinking(content[0])) continuedTurnLostThinking = true;
+    cleaned.push({ ...message, content });
+  }
+  if (!removed) return { body: rawBody, dropped: [] };
+  const out: Record<string, unknown> = { ...body, messages: cleaned };
+  const dropped = ['reasoning from another provider'];
+  if (continuedTurnLostThinking && continuesToolTurn(messages) && isThinkingOn(body.thinking)) {
+    delete out.thinking;
+    dropped.push('thinking (the turn being continued has no Anthropic thinking block)');
+  }
+  return { body: JSON.stringify(out), dropped };
+}
+
+function isThinking(block: Block | undefined): boolean {
+  return block?.type === 'thinking' || block?.type === 'redacted_thinking';
+}
+
+function isForeign(block: Block): boolean {
+  return (block.type === 'thinking' && isPackedCarrier(block.signature)) || (block.type === 'redacted_thinking' && isPackedCarrier(block.data));
+}
+
+function continuesToolTurn(messages: Message[]): boolean {
+  const last = messages.at(-1);
+  return last?.role === 'user' && Array.isArray(last.content) && (last.content as Block[]).some((block) => block?.type === 'tool_result');
+}
+
+function isThinkingOn(thinking: unknown): boolean {
+  const type = (thinking as Block | undefined)?.type;
+  return type === 'enabled' || type === 'adaptive';
+}

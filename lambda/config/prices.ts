@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { describeIssue } from './issues.ts';
 
 /**
  * The routing config's optional `"prices"`: model globs -> USD per million tokens. They add to
@@ -90,20 +91,4 @@ export function parsePricesConfig(input: unknown, path = 'prices'): PricesConfig
   if (result.success) return result.data;
   const lines = result.error.issues.map((issue) => `  - ${[path, ...issue.path].join('.')}: ${describeIssue(issue)}`);
   throw new Error(`Invalid prices:\n${lines.join('\n')}`);
-}
-
-/** zod/mini carries no message locale: say what is wrong from the issue code. */
-export function describeIssue(issue: z.core.$ZodIssue): string {
-  switch (issue.code) {
-    case 'invalid_type':
-      return issue.input === undefined ? 'required' : `must be ${issue.expected === 'int' ? 'a whole number' : `a ${issue.expected}`}`;
-    case 'too_small':
-      return issue.origin === 'string' ? 'must not be empty' : `must be at least ${issue.minimum}`;
-    case 'too_big':
-      return `must be at most ${issue.maximum}`;
-    case 'unrecognized_keys':
-      return `unknown field(s) ${issue.keys.map((key) => `"${key}"`).join(', ')}`;
-    default:
-      return issue.message;
-  }
 }

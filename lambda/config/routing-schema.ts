@@ -1,11 +1,13 @@
 import * as z from 'zod/mini';
+import { describeIssue } from './issues.ts';
 import { PricesConfigSchema } from './prices.ts';
 
 /**
  * The routing config's schema: named upstreams, and model globs routed to targets on them (first
  * match wins), with optional weighted primaries and fallbacks. The same schema is used by
  * `npm start` (file or default), by the Lambda (JSON in the environment) and by `cdk synth`
- * (validated before anything deploys). Every mistake is reported, each naming its field.
+ * (validated before anything deploys) through parseRoutingConfig: every mistake is reported,
+ * each naming its field.
  */
 export const UPSTREAM_TYPES = ['anthropic', 'openai', 'openai-chat', 'bedrock', 'simulator'] as const;
 export type UpstreamType = (typeof UPSTREAM_TYPES)[number];
@@ -16,9 +18,9 @@ const UpstreamName = z.string().check(z.minLength(1));
 
 const UpstreamSchema = z.strictObject({
   type: z.enum(UPSTREAM_TYPES),
-  baseUrl: z.optional(z.url({ protocol: /^https?$/ })),
+  baseUrl: z.optional(z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })),
   /** One environment variable (or secret member) holding the key, or several keys to spread requests over. */
-  apiKeyEnv: z.optional(z.union([EnvName, z.array(EnvName).check(z.minLength(1))])),
+  apiKeyEnv: z.optional(z.union([EnvName, z.array(EnvName).check(z.minLength(1))], { error: 'must be an environment variable name, or a list of them' })),
   /** Sign requests with AWS SigV4 (the standard credential chain) instead of an API key. */
   aws: z.optional(z.strictObject({ service: z.string().check(z.regex(/^[a-z0-9-]+$/, 'must be an AWS service signing name such as bedrock')), region: AwsRegion })),
   /** `bedrock` only: the AWS region of Bedrock Runtime (requests are signed for service `bedrock`). */
@@ -56,58 +58,83 @@ const RouteSchema = z.strictObject({
   fallbacks: z.optional(z.array(FallbackSchema)),
 });
 
-export const RoutingConfigSchema = z
-  .strictObject({
-    upstreams: z.record(z.string().check(z.regex(/^[A-Za-z0-9_-]+$/, 'upstream names use letters, digits, _ and -')), UpstreamSchema),
-    routes: z.array(RouteSchema).check(z.minLength(1, 'at least one route is needed')),
-    /** Prices per model glob, adding to and overriding the built-in table (lambda/config/prices.ts). */
-    prices: z.optional(PricesConfigSchema),
-  })
-  .check(z.superRefine((config, context) => validateReferences(config, (path, message) => context.addIssue({ code: 'custom', path, message, input: config }))));
+/** The config's structure; the rules across fields are checked by parseRoutingConfig. */
+export const RoutingConfigSchema = z.strictObject({
+  upstreams: z.record(z.string().check(z.regex(/^[A-Za-z0-9_-]+$/, 'upstream names use letters, digits, _ and -')), UpstreamSchema),
+  routes: z.array(RouteSchema).check(z.minLength(1, 'at least one route is needed')),
+  /** Prices per model glob, adding to and overriding the built-in table (lambda/config/prices.ts). */
+  prices: z.optional(PricesConfigSchema),
+});
 
 export type RoutingConfig = z.infer<typeof RoutingConfigSchema>;
 export type UpstreamConfig = z.infer<typeof UpstreamSchema>;
 export type RouteConfig = z.infer<typeof RouteSchema>;
 
 type Report = (path: (string | number)[], message: string) => void;
+type Fields = Record<string, unknown>;
 
-/** The rules one field cannot check alone: references, weights, repeated targets, auth per type. */
-function validateReferences(config: RoutingConfig, report: Report): void {
-  const names = Object.keys(config.upstreams);
-  for (const [name, upstream] of Object.entries(config.upstreams)) {
+const isFields = (value: unknown): value is Fields => typeof value === 'object' && value !== null && !Array.isArray(value);
+const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+
+/**
+ * The rules one field cannot check alone: references, weights, repeated targets, auth per type.
+ * It reads the input as given (whatever the schema thought of it), so that a config with a
+ * mistyped field still has every other mistake named in the same run.
+ */
+function validateReferences(input: unknown, report: Report): void {
+  if (!isFields(input)) return;
+  const upstreams = isFields(input.upstreams) ? input.upstreams : {};
+  const names = Object.keys(upstreams);
+  for (const [name, upstream] of Object.entries(upstreams)) {
+    if (!isFields(upstream)) continue;
     if (upstream.aws !== undefined && upstream.apiKeyEnv !== undefined) report(['upstreams', name], 'give "aws" (SigV4) or "apiKeyEnv" (API keys), not both');
     if (upstream.type === 'bedrock' && upstream.region === undefined && upstream.aws === undefined) report(['upstreams', name, 'region'], 'a bedrock upstream needs its AWS region');
     if (upstream.type !== 'bedrock' && upstream.region !== undefined) report(['upstreams', name, 'region'], 'only bedrock upstreams take "region" (others sign with "aws")');
     if (upstream.type !== 'bedrock' && upstream.anyModel !== undefined) report(['upstreams', name, 'anyModel'], 'only bedrock upstreams take "anyModel"');
     if (upstream.type === 'simulator' && (upstream.aws !== undefined || upstream.apiKeyEnv !== undefined)) report(['upstreams', name], 'the simulator takes no credentials');
   }
-  config.routes.forEach((route, index) => {
+  list(input.routes).forEach((route, index) => {
+    if (!isFields(route)) return;
     const at = (...path: (string | number)[]) => ['routes', index, ...path];
-    const known = (path: (string | number)[], upstream: string) => {
-      if (!(upstream in config.upstreams)) report(path, `unknown upstream "${upstream}" (defined: ${names.join(', ') || 'none'})`);
-    };
     if ((route.upstream === undefined) === (route.targets === undefined)) report(at(), 'give either "upstream" or "targets"');
     if (route.targets !== undefined && route.upstreamModel !== undefined) report(at('upstreamModel'), 'with "targets", give upstreamModel on each target');
     const seen = new Set<string>();
-    const visit = (path: (string | number)[], upstream: string, upstreamModel: string | undefined, role: 'target' | 'fallback') => {
-      known([...path, 'upstream'], upstream);
-      const id = `${upstream}\u0000${upstreamModel ?? route.model}`;
-      if (seen.has(id)) report(path, `${role} ${upstream}/${upstreamModel ?? route.model} repeats an earlier target of this route (a fallback cycle)`);
+    const visit = (path: (string | number)[], target: Fields, role: 'target' | 'fallback') => {
+      const { upstream, upstreamModel } = target;
+      if (typeof upstream !== 'string') return;
+      if (!(upstream in upstreams)) report([...path, 'upstream'], `unknown upstream "${upstream}" (defined: ${names.join(', ') || 'none'})`);
+      const model = typeof upstreamModel === 'string' ? upstreamModel : String(route.model);
+      const id = `${upstream}\u0000${model}`;
+      if (seen.has(id)) report(path, `${role} ${upstream}/${model} repeats an earlier target of this route (a fallback cycle)`);
       seen.add(id);
     };
-    if (route.upstream !== undefined) visit(at(), route.upstream, route.upstreamModel, 'target');
-    route.targets?.forEach((target, i) => {
-      visit(at('targets', i), target.upstream, target.upstreamModel, 'target');
-      if (target.weight !== undefined && !(Number.isFinite(target.weight) && target.weight > 0)) report(at('targets', i, 'weight'), 'weight must be a number above 0');
+    if (route.upstream !== undefined) visit(at(), route, 'target');
+    list(route.targets).forEach((target, i) => {
+      if (!isFields(target)) return;
+      visit(at('targets', i), target, 'target');
+      const { weight } = target;
+      if (weight !== undefined && !(typeof weight === 'number' && Number.isFinite(weight) && weight > 0)) report(at('targets', i, 'weight'), 'weight must be a number above 0');
     });
-    route.fallbacks?.forEach((fallback, i) => visit(at('fallbacks', i), fallback.upstream, fallback.upstreamModel, 'fallback'));
+    list(route.fallbacks).forEach((fallback, i) => {
+      if (isFields(fallback)) visit(at('fallbacks', i), fallback, 'fallback');
+    });
   });
 }
 
-/** Validates a config; throws with one line per problem, each naming the field at fault. */
+/**
+ * Validates a config; throws with one line per problem, each naming the field at fault: every
+ * problem the schema finds, and every broken rule across fields (one line per field at most).
+ */
 export function parseRoutingConfig(input: unknown): RoutingConfig {
-  const result = RoutingConfigSchema.safeParse(input);
-  if (result.success) return result.data;
-  const lines = result.error.issues.map((issue) => `  - ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  const result = RoutingConfigSchema.safeParse(input, { reportInput: true });
+  const problems = new Map<string, string>();
+  const report: Report = (path, message) => {
+    const field = path.join('.') || '(root)';
+    if (!problems.has(field)) problems.set(field, message);
+  };
+  for (const issue of result.error?.issues ?? []) report(issue.path as (string | number)[], describeIssue(issue));
+  validateReferences(input, report);
+  if (result.success && problems.size === 0) return result.data;
+  const lines = [...problems].map(([field, message]) => `  - ${field}: ${message}`);
   throw new Error(`Invalid routing config:\n${lines.join('\n')}`);
 }

@@ -54,6 +54,13 @@ describe('parseGatewayConfig', () => {
     expect(message).toContain('gateway.routing');
     expect(message).toContain('upstreams.main.apiKeyEnv: must be an environment variable name');
     expect(message).toContain('routes.0.upstream: unknown upstream "missing" (defined: main)');
+    // Fallback rules too: the stack refuses what the gateway would refuse at its first request.
+    const fallbacks = rejection({
+      routing: { upstreams: { main: { type: 'anthropic' } }, routes: [{ model: 'claude-*', targets: [{ upstream: 'main', weight: 0 }], fallbacks: [{ upstream: 'main' }, { upstream: 'gone' }] }] },
+    });
+    expect(fallbacks).toContain('routes.0.targets.0.weight: weight must be a number above 0');
+    expect(fallbacks).toContain('routes.0.fallbacks.0: fallback main/claude-* repeats an earlier target of this route (a fallback cycle)');
+    expect(fallbacks).toContain('routes.0.fallbacks.1.upstream: unknown upstream "gone" (defined: main)');
   });
 
   test('requires exactly one of routing and routingFile', () => {

@@ -109,4 +109,35 @@ describe('targets, fallbacks and credentials', () => {
     expect(message).toContain('- routes.2: give either "upstream" or "targets"');
     expect(message).toContain('- routes.3: give either "upstream" or "targets"');
   });
+
+  test('a mistyped field does not hide the other mistakes, and each is said in words', () => {
+    const problems = () => {
+      try {
+        parseRoutingConfig({
+          upstreams: { ant: { type: 'anthropic', apiKeyEnv: 5, baseUrl: 'ftp://x' }, odd: { type: 'vertex' } },
+          routes: [
+            { model: 'a', targets: [{ upstream: 'ant', weight: 'heavy' }, { upstream: 'ant', weight: -1, upstreamModel: 'b' }], fallbacks: [{ upstream: 'nope' }, { upstream: 'ant', upstreamModel: 'b' }] },
+            { model: 'c', upstream: 'ant', fallbacks: 'ant' },
+          ],
+          prices: { 'x*': { inputPerMTok: -1 } },
+        });
+      } catch (error) {
+        return (error as Error).message.split('\n');
+      }
+      throw new Error('accepted');
+    };
+    expect(problems()).toEqual([
+      'Invalid routing config:',
+      '  - upstreams.ant.baseUrl: must be an http:// or https:// URL',
+      '  - upstreams.ant.apiKeyEnv: must be an environment variable name, or a list of them',
+      '  - upstreams.odd.type: must be one of "anthropic", "openai", "openai-chat", "bedrock", "simulator"',
+      '  - routes.0.targets.0.weight: must be a number',
+      '  - routes.1.fallbacks: must be an array',
+      '  - prices.x*.inputPerMTok: must be at least 0',
+      '  - prices.x*.outputPerMTok: required',
+      '  - routes.0.targets.1.weight: weight must be a number above 0',
+      '  - routes.0.fallbacks.0.upstream: unknown upstream "nope" (defined: ant, odd)',
+      '  - routes.0.fallbacks.1: fallback ant/b repeats an earlier target of this route (a fallback cycle)',
+    ]);
+  });
 });

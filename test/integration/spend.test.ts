@@ -2,6 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { completePrice } from '../../lambda/config/prices.ts';
 import type { Usage } from '../../lambda/observability/usage.ts';
+import { keyUsage } from '../../bin/local/key-commands.ts';
 import { costMicroUsd } from '../../lambda/usage/cost.ts';
 import { monthStart } from '../../lambda/usage/limits.ts';
 import { emfViolations } from '../support/emf.ts';
@@ -58,12 +59,13 @@ function fromAnthropic(usage: Anthropic.Usage): Usage {
   return { inputTokens: usage.input_tokens, outputTokens: usage.output_tokens, cacheReadTokens: usage.cache_read_input_tokens ?? 0, cacheWriteTokens: usage.cache_creation_input_tokens ?? 0, cacheWrite1hTokens: split?.ephemeral_1h_input_tokens ?? 0 };
 }
 
-async function spentMicroUsd(id: string, until: () => boolean = () => true): Promise<number> {
-  for (const deadline = Date.now() + 5_000; ; ) {
-    const total = (await gateway.usage.days(id, '2000-01-01')).reduce((sum, day) => sum + day.costMicroUsd, 0);
-    if (until() || Date.now() > deadline) return total;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/** Once every invocation on both instances has ended and the batching one has flushed: what `keys usage --json` reports. */
+async function recordedUsage(id: string): Promise<{ totals: { costMicroUsd: number; costUsd: number } }> {
+  while (gateway.server.inFlight > 0 || second.server.inFlight > 0) await new Promise((resolve) => setTimeout(resolve, 10));
+  await second.recorder.flush();
+  const lines: string[] = [];
+  await keyUsage(gateway.store, gateway.usage, id, '2000-01-01', { json: true, print: (text) => lines.push(text) });
+  return JSON.parse(lines[0] as string);
 }
 
 test('a concurrent burst on two instances records exactly the cost of what the clients received, per token kind', async () => {
@@ -86,9 +88,10 @@ test('a concurrent burst on two instances records exactly the cost of what the c
     }
   });
   await Promise.all(calls);
-  const total = await spentMicroUsd(id, () => false);
+  const { totals } = await recordedUsage(id);
   expect(expected).toBeGreaterThan(0);
-  expect(total).toBe(expected);
+  expect(totals.costMicroUsd).toBe(expected);
+  expect(totals.costUsd).toBe(expected / 1e6);
   // The 1-hour writes were priced as such: 2 tokens at $6/MTok, not $3.75.
   const one = costMicroUsd({ inputTokens: 25, outputTokens: 15, cacheReadTokens: 1024, cacheWriteTokens: 3, cacheWrite1hTokens: 2 }, priceOf('claude-real'));
   expect(one).toBe(Math.round(25 * 3 + 15 * 15 + 1024 * 0.3 + 1 * 3.75 + 2 * 6));
@@ -120,6 +123,18 @@ test('a dollar budget is refused exactly when spent: billing_error on /first, in
   const error = await openai.responses.create({ model: 'gpt-sim', input: 'x' }).catch((caught: unknown) => caught);
   expect(error).toBeInstanceOf(OpenAI.RateLimitError);
   expect((error as InstanceType<typeof OpenAI.RateLimitError>).error).toMatchObject({ type: 'insufficient_quota', code: 'insufficient_quota' });
+  const raw = await fetch(`${gateway.url}/second/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-sim', input: 'x' }) });
+  expect(raw.status).toBe(429);
+  expect(Math.abs(Number(raw.headers.get('retry-after')) - retryAfter)).toBeLessThan(5);
+
+  // One micro-dollar more of budget: the same two requests leave it unspent, so a third passes, a fourth does not.
+  const roomy = await gateway.issueKey({ name: 'budgeted-plus-one', limits: { microUsdPerDay: 2 * perRequest + 1 } });
+  const more = clients(roomy.key, gateway).anthropic;
+  await more.messages.create(body);
+  await more.messages.create(body);
+  const third = await more.messages.create(body).withResponse();
+  expect(third.response.status).toBe(200);
+  await expect(more.messages.create(body)).rejects.toMatchObject({ status: 429, error: { error: { type: 'billing_error' } } });
 });
 
 test('the budget holds between flushes on an instance that batches its writes', async () => {

@@ -28,7 +28,7 @@ const PERIOD = Duration.minutes(5);
 
 /**
  * One CloudWatch dashboard for the gateway: traffic and errors, latency and time to first byte,
- * spend, then the same per model (SEARCH over the Upstream/Model dimensions, so new models
+ * spend, then the same per model (requests, first byte, errors by class, tokens, spend) (SEARCH over the Upstream/Model dimensions, so new models
  * appear without a deploy), the function's own health, and the top keys by spend from the logs.
  */
 export class GatewayDashboard extends Construct {
@@ -70,6 +70,11 @@ export class GatewayDashboard extends Construct {
       new GraphWidget({ title: 'Requests per model', left: [perModel('Requests', 'Sum')], width: 8 }),
       new GraphWidget({ title: 'Time to first byte p50 per model (ms)', left: [perModel('TimeToFirstByte', 'p50')], width: 8 }),
       new GraphWidget({ title: 'Time to first byte p99 per model (ms)', left: [perModel('TimeToFirstByte', 'p99')], width: 8 }),
+    );
+    this.dashboard.addWidgets(
+      new GraphWidget({ title: '5xx per model', left: [perModel('ServerErrors', 'Sum')], width: 8 }),
+      new GraphWidget({ title: '429 per model', left: [perModel('Throttles', 'Sum')], width: 8 }),
+      new GraphWidget({ title: 'Failed mid-stream per model', left: [perModel('StreamErrors', 'Sum')], width: 8 }),
     );
     this.dashboard.addWidgets(
       new GraphWidget({

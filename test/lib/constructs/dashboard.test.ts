@@ -32,7 +32,7 @@ describe('CloudWatch dashboard', () => {
     expect(variables.GATEWAY_METRICS_NAMESPACE).toBe(config.stackName);
   });
 
-  test('breaks requests, first byte p50/p99, tokens and spend down per model with SEARCH on the EMF dimensions', () => {
+  test('breaks requests, first byte p50/p99, errors by class, tokens and spend down per model with SEARCH on the EMF dimensions', () => {
     expect(expressions(titled('Requests per model'))).toEqual([`SEARCH('{"TeamGateway",Upstream,Model} MetricName="Requests"', 'Sum', 300)`]);
     expect(expressions(titled('Time to first byte p50 per model (ms)'))[0]).toContain(`MetricName="TimeToFirstByte"', 'p50'`);
     expect(expressions(titled('Time to first byte p99 per model (ms)'))[0]).toContain(`'p99'`);
@@ -40,6 +40,9 @@ describe('CloudWatch dashboard', () => {
       expect(expressions(titled(title as string))[0]).toContain(`MetricName="${metric}"`);
     }
     expect(expressions(titled('Spend per model (USD per 5 minutes)')).sort()).toEqual(['micro / 1000000', `SEARCH('{"TeamGateway",Upstream,Model} MetricName="CostMicroUsd"', 'Sum', 300)`].sort());
+    for (const [title, metric] of [['5xx per model', 'ServerErrors'], ['429 per model', 'Throttles'], ['Failed mid-stream per model', 'StreamErrors']]) {
+      expect(expressions(titled(title as string))).toEqual([`SEARCH('{"TeamGateway",Upstream,Model} MetricName="${metric}"', 'Sum', 300)`]);
+    }
     expect(expressions(titled('Spend in the time range (USD)'))).toEqual(['micro / 1000000']);
     expect(metricNames(titled('Spend in the time range (USD)'))).toEqual(['CostMicroUsd']);
   });

@@ -182,6 +182,20 @@ test('stickiness: 100 requests of one session keep one target and key; sessions 
   expect(spread).toEqual(new Set(['primary', 'backup']));
 });
 
+test("stickiness for Codex: a conversation's prompt_cache_key keeps one target; conversations spread", async () => {
+  const ask = async (cacheKey: string) => {
+    const response = await fetch(`${gateway.url}/second/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'claude-weighted', input: 'hi', prompt_cache_key: cacheKey }) });
+    await response.text();
+    return response.headers.get('x-gateway-upstream') as string;
+  };
+  const one = new Set<string>();
+  for (let i = 0; i < 30; i++) one.add(await ask('codex-conversation'));
+  expect(one.size).toBe(1);
+  const spread = new Set<string>();
+  for (let i = 0; i < 30; i++) spread.add(await ask(`codex-conversation-${i}`));
+  expect(spread).toEqual(new Set(['primary', 'backup']));
+});
+
 test('a translated fallback: Responses client, openai primary down, anthropic fallback; the stream passes the grammar checks', async () => {
   responses.reply(sendJson(503, { error: { message: 'unavailable', type: 'server_error', code: null } }));
   const openai = new OpenAI({ baseURL: `${gateway.url}/second/v1`, apiKey: key, maxRetries: 0 });

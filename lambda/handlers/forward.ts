@@ -5,7 +5,9 @@ import type { Attempt, RequestState } from '../request-state.ts';
 import { servesOperation, speaksFamily, type Operation } from '../upstream/providers.ts';
 import { attemptOrder, stickinessKey } from '../upstream/target-order.ts';
 import type { AttemptOutcome } from './attempt.ts';
+import type { CleanedRequest } from '../formats/cleaned-request.ts';
 import { withoutForeignThinking } from '../formats/messages/foreign-thinking.ts';
+import { refusesReasoningItems, withoutReasoningItems } from '../formats/responses/reasoning-items.ts';
 import { countTokensLocally } from './count-tokens.ts';
 import { passthroughAttempt } from './passthrough.ts';
 import { translatedAttempt } from './translated.ts';
@@ -28,6 +30,8 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
   state.stickyKey = stickinessKey(clientHeaders, state.body, state.key?.id);
   const queue = attemptOrder(match, state.stickyKey, (target) => deps.health.coolingDown(target));
   let keyRetries = 0;
+  // Set once an upstream refused reasoning another organization encrypted: sent without it from then on.
+  let withoutReasoning: CleanedRequest | undefined;
   let last: Extract<AttemptOutcome, { retry: string }> | undefined;
   let lastTarget: Target | undefined;
   for (let index = 0; index < queue.length; index++) {
@@ -40,7 +44,15 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
     state.attempts.push(attempt);
     forgetEarlierTry(state);
     const started = Date.now();
-    const outcome = await tryTarget(state, deps, target, operation, clientHeaders, index < queue.length - 1 || otherKey).finally(() => (attempt.ms = Date.now() - started));
+    const outcome = await tryTarget(state, deps, target, operation, clientHeaders, index < queue.length - 1 || otherKey, withoutReasoning).finally(() => (attempt.ms = Date.now() - started));
+    if ('served' in outcome && !withoutReasoning && state.family === 'responses' && target.upstream.type === 'openai' && refusesReasoningItems(outcome.served)) {
+      withoutReasoning = withoutReasoningItems(state.body ?? {});
+      if (withoutReasoning) {
+        attempt.status = outcome.served.statusCode;
+        queue.splice(index + 1, 0, target);
+        continue;
+      }
+    }
     // A key refused for good (401/403; a 429 comes back as `retry`) is replaced by another of the
     // upstream's keys: the refusal is about the gateway's credential, which the client cannot fix.
     const keyRefused = 'served' in outcome && attempt.keyRestedMs !== undefined && otherKey;
@@ -90,7 +102,7 @@ function tagged(response: HandlerResponse, target: Target): HandlerResponse {
   return response;
 }
 
-function tryTarget(state: RequestState, deps: GatewayDeps, target: Target, operation: Operation, clientHeaders: Record<string, string | undefined>, canRetry: boolean): Promise<AttemptOutcome> {
+function tryTarget(state: RequestState, deps: GatewayDeps, target: Target, operation: Operation, clientHeaders: Record<string, string | undefined>, canRetry: boolean, withoutReasoning?: CleanedRequest): Promise<AttemptOutcome> {
   const { upstream } = target;
   state.upstream = upstream.name;
   state.upstreamModel = target.upstreamModel;
@@ -99,6 +111,7 @@ function tryTarget(state: RequestState, deps: GatewayDeps, target: Target, opera
     throw new GatewayError('not_implemented', `Remote compaction (/responses/compact) is served by OpenAI upstreams only; "${state.model}" routes to a ${upstream.type} upstream. Codex compacts locally with a custom provider.`);
   }
   if (operation === 'create' && !speaksFamily(upstream.type, state.family)) return translatedAttempt(state, deps, target, clientHeaders, canRetry);
+  if (operation === 'create' && withoutReasoning) return passthroughAttempt(state, deps, target, operation, clientHeaders, canRetry, withoutReasoning);
   if (operation === 'create' && carriesForeignReasoning(upstream.type, state.rawBody as string)) {
     // Claude targets: only the foreign blocks go, the rest byte for byte (foreign-thinking.ts).
     const cleaned = state.family === 'messages' ? withoutForeignThinking(state.rawBody as string, state.body ?? {}) : undefined;

@@ -3,7 +3,7 @@ import type { Target } from '../config/routing.ts';
 import type { GatewayDeps } from '../deps.ts';
 import type { GatewayError } from '../errors.ts';
 import { parseJsonObject, replaceTopLevelString } from '../formats/json-fields.ts';
-import type { CleanedRequest } from '../formats/messages/foreign-thinking.ts';
+import type { CleanedRequest } from '../formats/cleaned-request.ts';
 import { MessagesStreamObserver } from '../formats/messages/stream-observer.ts';
 import { modelNameRestorer } from '../formats/model-name.ts';
 import { ResponsesStreamObserver } from '../formats/responses/stream-observer.ts';

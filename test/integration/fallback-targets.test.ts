@@ -15,24 +15,27 @@ const overloaded = { type: 'error', error: { type: 'overloaded_error', message: 
 let bedrock: BedrockFake;
 let anthropicApi: UpstreamStub;
 let openaiApi: UpstreamStub;
+let otherOrg: UpstreamStub;
 let gateway: Harness;
 let key: string;
 
 beforeAll(async () => {
   // The test environment's AWS credentials (test/test) are the ones the fake accepts.
   bedrock = await startBedrockFake({ credentials: [{ accessKeyId: 'test', secretAccessKey: 'test' }] });
-  [anthropicApi, openaiApi] = await Promise.all([startUpstream(), startUpstream()]);
+  [anthropicApi, openaiApi, otherOrg] = await Promise.all([startUpstream(), startUpstream(), startUpstream()]);
   gateway = await startGateway({
     config: {
       upstreams: {
         br: { type: 'bedrock', region: 'us-east-1', baseUrl: bedrock.url },
         ant: { type: 'anthropic', baseUrl: anthropicApi.url },
         oai: { type: 'openai', baseUrl: `${openaiApi.url}/v1` },
+        oaiOtherOrg: { type: 'openai', baseUrl: `${otherOrg.url}/v1` },
       },
       routes: [
         { model: 'claude-bedrock-first', upstream: 'br', upstreamModel: PROFILE, fallbacks: [{ upstream: 'ant', upstreamModel: 'claude-sonnet-5' }] },
         { model: 'claude-to-bedrock', upstream: 'ant', upstreamModel: 'claude-sonnet-5', fallbacks: [{ upstream: 'br', upstreamModel: PROFILE }] },
         { model: 'claude-to-openai', upstream: 'ant', upstreamModel: 'claude-sonnet-5', fallbacks: [{ upstream: 'oai', upstreamModel: 'gpt-5.5' }] },
+        { model: 'gpt-5.5', upstream: 'oai', fallbacks: [{ upstream: 'oaiOtherOrg' }] },
       ],
     },
     settings: { firstByteTimeoutMs: 2_000 },
@@ -43,7 +46,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await gateway.close();
-  await Promise.all([bedrock.close(), anthropicApi.close(), openaiApi.close()]);
+  await Promise.all([bedrock.close(), anthropicApi.close(), openaiApi.close(), otherOrg.close()]);
 });
 
 const post = (harness: Harness, body: Record<string, unknown>) =>
@@ -145,6 +148,36 @@ test('reasoning: an OpenAI fallback gets the conversation without the Claude thi
   const sent = openaiApi.requests.at(-1)?.body as string;
   expect(sent).not.toContain(SIGNATURE);
   expect(JSON.parse(sent)).toMatchObject({ model: 'gpt-5.5', input: expect.arrayContaining([expect.objectContaining({ type: 'function_call', call_id: 'toolu_01' })]) });
+});
+
+test("reasoning: an OpenAI fallback of another organization refuses the first one's encrypted reasoning; the turn goes on without it", async () => {
+  openaiApi.reply(sendJson(529, { error: { message: 'overloaded', type: 'server_error', code: 'server_is_overloaded' } }));
+  // OpenAI's answer to reasoning another organization encrypted.
+  otherOrg.reply((request, res) => {
+    if (!request.body.includes('"type":"reasoning"')) return sendSse(fixture('openai/text-stream.sse'))(request, res);
+    return sendJson(400, { error: { message: 'The encrypted content gAAA...org1 could not be verified.', type: 'invalid_request_error', param: null, code: 'invalid_encrypted_content' } })(request, res);
+  });
+  const input = [
+    { role: 'user', content: [{ type: 'input_text', text: 'List the files' }] },
+    { type: 'reasoning', id: 'rs_org1', summary: [], encrypted_content: 'gAAAAorg1' },
+    { type: 'function_call', call_id: 'call_1', name: 'shell', arguments: '{"command":["ls"]}' },
+    { type: 'function_call_output', call_id: 'call_1', output: 'a.ts' },
+  ];
+  const before = otherOrg.requests.length;
+  const response = await fetch(`${gateway.url}/second/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-5.5', input, stream: true, store: false, include: ['reasoning.encrypted_content'] }) });
+  expect(response.status).toBe(200);
+  expect(response.headers.get('x-gateway-upstream')).toBe('oaiOtherOrg');
+  expect(response.headers.get('x-gateway-dropped')).toContain('reasoning the upstream could not verify');
+  await response.text();
+  const [refused, served] = otherOrg.requests.slice(before);
+  expect(JSON.parse(refused!.body).input).toEqual(input);
+  expect(JSON.parse(served!.body).input).toEqual(input.filter((item) => !('type' in item && item.type === 'reasoning')));
+  const line = await logOf(gateway, response.headers.get('request-id'));
+  expect(line.attempts).toEqual([
+    { upstream: 'oai', status: 529, ms: expect.any(Number) },
+    { upstream: 'oaiOtherOrg', status: 400, ms: expect.any(Number) },
+    { upstream: 'oaiOtherOrg', status: 200, ms: expect.any(Number) },
+  ]);
 });
 
 test('the request deadline bounds the tries: a primary silent until the deadline leaves no time for a fallback', async () => {

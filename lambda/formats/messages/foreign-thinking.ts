@@ -1,15 +1,9 @@
 import { isPackedCarrier } from '../../translate/reasoning-carry.ts';
+import type { CleanedRequest } from '../cleaned-request.ts';
 
 type Block = Record<string, unknown>;
 type Message = { role?: unknown; content?: unknown };
 
-/** What a Messages request for a Claude target becomes without the reasoning no Claude platform issued. */
-export interface CleanedRequest {
-  /** The request to send: the client's bytes when nothing had to go, else re-serialized. */
-  body: string;
-  /** What was removed, for `x-gateway-dropped` and the log. */
-  dropped: string[];
-}
 
 /**
  * A conversation that crossed providers carries thinking blocks the translator packed (`gw1.`,

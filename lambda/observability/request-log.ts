@@ -41,8 +41,9 @@ export function requestLogLine(state: RequestState, metricsNamespace?: string): 
   // On Lambda the same line is a CloudWatch Embedded Metric Format record: metrics without an API call.
   const metrics = emfRecord(
     {
-      // Only names an upstream was asked for become dimensions: clients cannot mint metrics.
-      model: state.upstream === undefined ? undefined : (state.upstreamModel ?? state.model),
+      // Only names an upstream was asked for and did not refuse become dimensions: a glob route
+      // passes any name on, and a made-up one is answered 4xx, so clients cannot mint metrics.
+      model: state.upstream === undefined || refusedByUpstream(state.status) ? undefined : (state.upstreamModel ?? state.model),
       upstream: state.upstream,
       status: state.status,
       outcome: line.outcome,
@@ -55,4 +56,9 @@ export function requestLogLine(state: RequestState, metricsNamespace?: string): 
     { namespace: metricsNamespace, timestamp: respondedAt },
   );
   return JSON.stringify({ ...line, ...metrics });
+}
+
+/** A 4xx other than a rate limit: the request itself (its model name, say) was refused. */
+function refusedByUpstream(status: number | undefined): boolean {
+  return status !== undefined && status >= 400 && status < 500 && status !== 429;
 }

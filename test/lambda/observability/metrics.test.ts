@@ -80,6 +80,13 @@ describe('EMF record of a request', () => {
     expect(emfViolations(tooMany)).toEqual(['CloudWatchMetrics[0]: a dimension set is an array of at most 30 keys', 'CloudWatchMetrics[0].Metrics must be an array of at most 100 definitions']);
   });
 
+  test('a model name the upstream refused is no dimension (a glob route passes made-up names on)', () => {
+    const state = (status: number) => ({ id: 'req_2', startedAt: TIMESTAMP - 10, respondedAt: TIMESTAMP, family: 'messages', deadline: 0, model: 'claude-made-up-1234', upstream: 'anthropic', status, attempts: [], pending: [], release: [] }) as unknown as RequestState;
+    expect(JSON.parse(requestLogLine(state(404), 'AgentGateway'))).toMatchObject({ Model: NO_VALUE, Upstream: 'anthropic', ClientErrors: 1, model: 'claude-made-up-1234' });
+    expect(JSON.parse(requestLogLine(state(400), 'AgentGateway')).Model).toBe(NO_VALUE);
+    for (const status of [200, 429, 529]) expect(JSON.parse(requestLogLine(state(status), 'AgentGateway')).Model).toBe('claude-made-up-1234');
+  });
+
   test('merges into the request log line without overwriting any of its fields', () => {
     const state = { id: 'req_1', startedAt: TIMESTAMP - 2_345, respondedAt: TIMESTAMP, family: 'messages', deadline: 0, model: 'claude-sonnet-5', upstream: 'anthropic', status: 200, firstByteAt: TIMESTAMP - 1_933, usage: base.usage, attempts: [], pending: [], release: [] } as unknown as RequestState;
     const line = JSON.parse(requestLogLine(state));

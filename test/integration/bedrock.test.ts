@@ -12,6 +12,7 @@ import { sendJson, startUpstream, type UpstreamStub } from '../support/upstream-
  */
 const PROFILE = 'us.anthropic.claude-sonnet-5-v1:0';
 const BARE = 'anthropic.claude-haiku-4-5-20251001-v1:0';
+const APP_PROFILE = 'arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3d4e5f6';
 let fake: BedrockFake;
 let anthropicApi: UpstreamStub;
 let gateway: Harness;
@@ -29,6 +30,7 @@ beforeAll(async () => {
         { model: 'claude-sonnet-5', upstream: 'br', upstreamModel: PROFILE },
         { model: 'claude-haiku-4-5', upstream: 'br', upstreamModel: BARE },
         { model: 'gpt-on-bedrock', upstream: 'br', upstreamModel: PROFILE },
+        { model: 'claude-app-profile', upstream: 'br', upstreamModel: APP_PROFILE },
         { model: 'claude-with-fallback', upstream: 'ant', fallbacks: [{ upstream: 'br', upstreamModel: PROFILE }] },
       ],
     },
@@ -115,6 +117,18 @@ test('a thinking and tool round trip: the signature comes back to Bedrock byte f
   expect((sent.body.messages as { content: unknown[] }[])[1]?.content[0]).toEqual({ type: 'thinking', thinking: 'I should list the files.', signature });
 });
 
+test('an application inference profile ARN is one encoded path segment, signed as such (the fake recomputes the signature)', async () => {
+  fake.script({ events: textEvents('Via the ARN.') });
+  const message = await anthropic.messages.stream({ model: 'claude-app-profile', ...ask }).finalMessage();
+  expect(message.content).toEqual([{ type: 'text', text: 'Via the ARN.' }]);
+  expect(fake.requests.at(-1)).toMatchObject({ modelId: APP_PROFILE, rawPath: `/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A123456789012%3Aapplication-inference-profile%2Fa1b2c3d4e5f6/invoke-with-response-stream` });
+  // An ARN cannot count tokens: estimated, Bedrock not asked.
+  const before = fake.requests.length;
+  const counted = await anthropic.messages.countTokens({ model: 'claude-app-profile', messages: [{ role: 'user', content: 'count me' }] }).withResponse();
+  expect(counted.response.headers.get('x-token-count')).toBe('estimated');
+  expect(fake.requests.length).toBe(before);
+});
+
 test('Responses clients (Codex) reach Bedrock Claude through the translator, streamed and not', async () => {
   fake.script({ events: textEvents('Codex on Bedrock.') }, { events: textEvents('Again.') });
   const raw = await fetch(`${gateway.url}/second/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-on-bedrock', input: 'hi', stream: true }) });
@@ -122,6 +136,14 @@ test('Responses clients (Codex) reach Bedrock Claude through the translator, str
   expect(fake.requests.at(-1)).toMatchObject({ action: 'invoke-with-response-stream', modelId: PROFILE });
   const response = await openai.responses.create({ model: 'gpt-on-bedrock', input: 'hi' });
   expect(response.output_text).toBe('Again.');
+});
+
+test('structured output from a Responses client (Codex\'s title request) reaches Bedrock as output_config.format', async () => {
+  const schema = { type: 'object', properties: { title: { type: 'string' } }, required: ['title'], additionalProperties: false };
+  fake.script({ events: textEvents('{"title":"Bedrock"}') });
+  const response = await openai.responses.create({ model: 'gpt-on-bedrock', input: 'name this', text: { format: { type: 'json_schema', name: 'codex_output_schema', strict: true, schema } } });
+  expect(JSON.parse(response.output_text)).toEqual({ title: 'Bedrock' });
+  expect(fake.requests.at(-1)?.body.output_config).toEqual({ format: { type: 'json_schema', schema } });
 });
 
 test('count_tokens: Bedrock CountTokens for a bare model id, the local estimate for an inference profile', async () => {
@@ -140,6 +162,7 @@ test('count_tokens: Bedrock CountTokens for a bare model id, the local estimate 
 test.each([
   ['ThrottlingException', 429, Anthropic.RateLimitError, 429, 'rate_limit_error'],
   ['ServiceUnavailableException', 503, Anthropic.InternalServerError, 529, 'overloaded_error'],
+  ['ModelNotReadyException', 429, Anthropic.InternalServerError, 529, 'overloaded_error'],
   ['ValidationException', 400, Anthropic.BadRequestError, 400, 'invalid_request_error'],
   ['AccessDeniedException', 403, Anthropic.PermissionDeniedError, 403, 'permission_error'],
 ] as const)('%s becomes the status and type Anthropic clients expect', async (exception, status, ErrorClass, clientStatus, type) => {

@@ -12,6 +12,7 @@ import { sendJson, startUpstream, type UpstreamStub } from '../support/upstream-
  */
 const PROFILE = 'us.anthropic.claude-sonnet-5-v1:0';
 const BARE = 'anthropic.claude-haiku-4-5-20251001-v1:0';
+const BEDROCK_API_KEY = 'ABSKZmFrZS1iZWRyb2NrLWFwaS1rZXk=';
 const APP_PROFILE = 'arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3d4e5f6';
 let fake: BedrockFake;
 let anthropicApi: UpstreamStub;
@@ -21,19 +22,25 @@ let anthropic: Anthropic;
 let openai: OpenAI;
 
 beforeAll(async () => {
-  fake = await startBedrockFake({ credentials: [{ accessKeyId: 'test', secretAccessKey: 'test' }] });
+  fake = await startBedrockFake({ credentials: [{ accessKeyId: 'test', secretAccessKey: 'test' }], apiKeys: [BEDROCK_API_KEY] });
   anthropicApi = await startUpstream();
   gateway = await startGateway({
     config: {
-      upstreams: { br: { type: 'bedrock', region: 'us-east-1', baseUrl: fake.url }, ant: { type: 'anthropic', baseUrl: anthropicApi.url } },
+      upstreams: {
+        br: { type: 'bedrock', region: 'us-east-1', baseUrl: fake.url },
+        brKeyed: { type: 'bedrock', region: 'us-east-1', baseUrl: fake.url, apiKeyEnv: 'BEDROCK_API_KEY' },
+        ant: { type: 'anthropic', baseUrl: anthropicApi.url },
+      },
       routes: [
         { model: 'claude-sonnet-5', upstream: 'br', upstreamModel: PROFILE },
         { model: 'claude-haiku-4-5', upstream: 'br', upstreamModel: BARE },
         { model: 'gpt-on-bedrock', upstream: 'br', upstreamModel: PROFILE },
         { model: 'claude-app-profile', upstream: 'br', upstreamModel: APP_PROFILE },
         { model: 'claude-with-fallback', upstream: 'ant', fallbacks: [{ upstream: 'br', upstreamModel: PROFILE }] },
+        { model: 'claude-keyed', upstream: 'brKeyed', upstreamModel: PROFILE },
       ],
     },
+    env: { BEDROCK_API_KEY },
     settings: { keepaliveMs: 100 },
   });
   ({ key } = await gateway.issueKey());
@@ -127,6 +134,14 @@ test('an application inference profile ARN is one encoded path segment, signed a
   const counted = await anthropic.messages.countTokens({ model: 'claude-app-profile', messages: [{ role: 'user', content: 'count me' }] }).withResponse();
   expect(counted.response.headers.get('x-token-count')).toBe('estimated');
   expect(fake.requests.length).toBe(before);
+});
+
+test('a Bedrock API key (apiKeyEnv) is sent as a bearer token instead of a signature', async () => {
+  fake.script({ events: textEvents('With an API key.') });
+  const message = await anthropic.messages.stream({ model: 'claude-keyed', ...ask }).finalMessage();
+  expect(message.content).toEqual([{ type: 'text', text: 'With an API key.' }]);
+  expect(fake.requests.at(-1)?.headers).toMatchObject({ authorization: `Bearer ${BEDROCK_API_KEY}` });
+  expect(fake.requests.at(-1)?.headers['x-amz-date']).toBeUndefined();
 });
 
 test('Responses clients (Codex) reach Bedrock Claude through the translator, streamed and not', async () => {

@@ -135,6 +135,22 @@ test('what Bedrock would refuse is refused: no signature, a wrong secret, an alt
   recording.destroy();
 });
 
+test('a Bedrock API key from the AWS SDK (bearer auth instead of SigV4) is taken; an unknown one refused', async () => {
+  const keyed = await startBedrockFake({ apiKeys: ['ABSKZmFrZS1iZWRyb2NrLWFwaS1rZXk='] });
+  const withKey = (token: string) => new BedrockRuntimeClient({ endpoint: keyed.url, region: 'us-east-1', token: { token }, authSchemePreference: ['httpBearerAuth'], maxAttempts: 1, requestHandler: new NodeHttpHandler() });
+  const good = withKey('ABSKZmFrZS1iZWRyb2NrLWFwaS1rZXk=');
+  const bad = withKey('ABSKbm90LXRoZS1rZXk=');
+  try {
+    await good.send(new InvokeModelCommand({ modelId: MODEL_IDS[1], body }));
+    expect(keyed.requests.at(-1)?.headers.authorization).toBe('Bearer ABSKZmFrZS1iZWRyb2NrLWFwaS1rZXk=');
+    await expect(bad.send(new InvokeModelCommand({ modelId: MODEL_IDS[1], body }))).rejects.toMatchObject({ $metadata: { httpStatusCode: 403 } });
+  } finally {
+    good.destroy();
+    bad.destroy();
+    await keyed.close();
+  }
+});
+
 test('an InvokeModel body Bedrock would refuse is refused: no anthropic_version, or model or stream in the body (also inside CountTokens)', async () => {
   const refused = async (modelBody: Record<string, unknown>, count = false) => {
     const error = count

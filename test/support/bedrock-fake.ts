@@ -7,7 +7,7 @@ import { verifySignature } from './sigv4-verify.ts';
 /**
  * A loopback Amazon Bedrock Runtime: InvokeModel, InvokeModelWithResponseStream (the binary
  * `application/vnd.amazon.eventstream`) and CountTokens. It verifies AWS SigV4 on every request
- * and refuses a bad or missing signature as Bedrock does. The signature check and the
+ * (or a Bedrock API key it was given) and refuses a bad or missing signature as Bedrock does. The signature check and the
  * event-stream encoder are written here from the AWS specifications with node:crypto and
  * node:zlib, independently of the gateway's code (which uses @smithy), so the two cannot agree on
  * a shared mistake; test/support/bedrock-fake.test.ts proves the fake against the official
@@ -51,6 +51,8 @@ export interface BedrockFake {
 export interface BedrockFakeOptions {
   region?: string;
   credentials?: { accessKeyId: string; secretAccessKey: string }[];
+  /** Bedrock API keys it takes as `Authorization: Bearer` instead of a signature (https://docs.aws.amazon.com/bedrock/latest/userguide/api-keys.html). */
+  apiKeys?: string[];
   /**
    * Answers each request (signature verified, body valid) instead of the script; undefined
    * falls back to the fake's own answer (the script, or its token count for CountTokens).
@@ -61,6 +63,7 @@ export interface BedrockFakeOptions {
 export async function startBedrockFake(options: BedrockFakeOptions = {}): Promise<BedrockFake> {
   const region = options.region ?? 'us-east-1';
   const secrets = new Map((options.credentials ?? [FAKE_CREDENTIALS]).map((credential) => [credential.accessKeyId, credential.secretAccessKey]));
+  const apiKeys = new Set(options.apiKeys ?? []);
   const requests: BedrockRequest[] = [];
   let queue: BedrockAnswer[] = [];
   let seed: number | undefined;
@@ -70,7 +73,8 @@ export async function startBedrockFake(options: BedrockFakeOptions = {}): Promis
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       const match = /^\/model\/([^/]+)\/(invoke|invoke-with-response-stream|count-tokens)$/.exec(req.url ?? '');
-      const problem = verifySignature(req, body, secrets, { region, service: 'bedrock' });
+      const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+      const problem = bearer === undefined ? verifySignature(req, body, secrets, { region, service: 'bedrock' }) : apiKeys.has(bearer) ? undefined : { status: 403, type: 'UnrecognizedClientException', message: 'Invalid API Key format: Must start with pre-defined prefix' };
       if (problem) return sendError(res, problem.status, problem.type, problem.message);
       if (req.method !== 'POST' || !match) return sendError(res, 404, 'UnknownOperationException', 'Unknown operation');
       let parsed: Record<string, unknown>;

@@ -10,10 +10,9 @@ import { parseJsonObject, prependTopLevelMember, removeTopLevelMembers, topLevel
  * and system prompt, and prompt-cache prefixes to the exact bytes.
  *
  * Bedrock refuses some betas ("invalid beta flag") and body members ("Extra inputs are not
- * permitted") that Claude Code sends to a Messages gateway; they are removed and reported. The
- * lists follow LiteLLM's per-provider beta map for Bedrock InvokeModel
- * (BerriAI/litellm, litellm/anthropic_beta_headers_config.json) and coder/aibridge's field
- * filtering (coder/aibridge#226); details and sources in docs/bedrock.md.
+ * permitted") that Claude Code sends to a Messages gateway; they are removed and reported. AWS
+ * documents betas per feature, not as a list, so the betas are an allowlist of those known to
+ * work on Bedrock; why each list is what it is: docs/bedrock.md.
  */
 const BEDROCK_BETAS: ReadonlySet<string> = new Set([
   'computer-use-2025-01-24',

@@ -23,7 +23,7 @@ const UpstreamSchema = z.strictObject({
   aws: z.optional(z.strictObject({ service: z.string().check(z.regex(/^[a-z0-9-]+$/, 'must be an AWS service signing name such as bedrock')), region: AwsRegion })),
   /** `bedrock` only: the AWS region of Bedrock Runtime (requests are signed for service `bedrock`). */
   region: z.optional(AwsRegion),
-  /** `bedrock` only, for the stack: let the function invoke any model in the region (routes pass client model names through). */
+  /** Upstreams signed for Bedrock only, for the stack: let the function invoke any model in the region (routes pass client model names through). */
   anyModel: z.optional(z.boolean()),
   /** Simulator only: pause between streamed events, to make streaming visible by eye. */
   delayMs: z.optional(z.int().check(z.minimum(0), z.maximum(10_000))),
@@ -78,7 +78,7 @@ function validateReferences(config: RoutingConfig, report: Report): void {
     if (upstream.aws !== undefined && upstream.apiKeyEnv !== undefined) report(['upstreams', name], 'give "aws" (SigV4) or "apiKeyEnv" (API keys), not both');
     if (upstream.type === 'bedrock' && upstream.region === undefined && upstream.aws === undefined) report(['upstreams', name, 'region'], 'a bedrock upstream needs its AWS region');
     if (upstream.type !== 'bedrock' && upstream.region !== undefined) report(['upstreams', name, 'region'], 'only bedrock upstreams take "region" (others sign with "aws")');
-    if (upstream.type !== 'bedrock' && upstream.anyModel !== undefined) report(['upstreams', name, 'anyModel'], 'only bedrock upstreams take "anyModel"');
+    if (upstream.type !== 'bedrock' && upstream.aws?.service !== 'bedrock' && upstream.anyModel !== undefined) report(['upstreams', name, 'anyModel'], 'only upstreams signed for Bedrock take "anyModel"');
     if (upstream.type === 'simulator' && (upstream.aws !== undefined || upstream.apiKeyEnv !== undefined)) report(['upstreams', name], 'the simulator takes no credentials');
   }
   config.routes.forEach((route, index) => {

@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { CreateTableInput } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
@@ -28,15 +29,63 @@ export async function startEmbeddedStore(dataDir: string | undefined): Promise<E
     server.listen(0, '127.0.0.1', () => resolve());
   });
   const { port } = server.address() as AddressInfo;
+  const settled = trackOperations(server);
   return {
     endpoint: `http://127.0.0.1:${port}`,
     close: () =>
       new Promise<void>((resolve) => {
+        // dynalite closes its database once the HTTP server has closed; an operation it is still
+        // applying then fails with "Database is closed", thrown where nothing can catch it. So:
+        // stop accepting, let the operations under way finish (their clients may be gone), and
+        // only then drop the keep-alive sockets that would otherwise hold the close open.
         server.close(() => resolve());
-        // Clients keep idle keep-alive sockets open; do not wait for them to time out.
-        server.closeAllConnections();
+        void settled(CLOSE_WAIT_MS).then(() => server.closeAllConnections());
       }),
   };
+}
+
+/** How long closing waits for operations under way (a usage flush is a few writes). */
+const CLOSE_WAIT_MS = 5_000;
+
+/**
+ * Counts the store's operations from request to answer, and keeps a client's hang-up from ending
+ * the process: dynalite rethrows a request's 'error' (a client resetting mid-body), so that event
+ * ends the operation here instead of reaching it. dynalite answers through `res.end`, also when
+ * the client has gone, so that call (not the socket's end) marks an operation done.
+ */
+function trackOperations(server: Server): (timeoutMs: number) => Promise<void> {
+  let running = 0;
+  let idle: (() => void) | undefined;
+  server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
+    running++;
+    let open = true;
+    const finish = () => {
+      if (!open) return;
+      open = false;
+      if (--running === 0) idle?.();
+    };
+    const end = res.end;
+    res.end = function (this: ServerResponse, ...args: Parameters<ServerResponse['end']>) {
+      finish();
+      return end.apply(this, args);
+    } as ServerResponse['end'];
+    const emit = req.emit;
+    req.emit = function (this: IncomingMessage, event: string | symbol, ...args: unknown[]) {
+      if (event !== 'error') return emit.call(this, event, ...args);
+      finish();
+      res.destroy();
+      return true;
+    } as IncomingMessage['emit'];
+  });
+  return (timeoutMs) =>
+    new Promise<void>((resolve) => {
+      if (running === 0) return resolve();
+      const timer = setTimeout(resolve, timeoutMs);
+      idle = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
 }
 
 /** The embedded store checks no signature; these only make the requests well formed. */

@@ -25,7 +25,7 @@ const UpstreamSchema = z.strictObject({
   aws: z.optional(z.strictObject({ service: z.string().check(z.regex(/^[a-z0-9-]+$/, 'must be an AWS service signing name such as bedrock')), region: AwsRegion })),
   /** `bedrock` only: the AWS region of Bedrock Runtime (requests are signed for service `bedrock`). */
   region: z.optional(AwsRegion),
-  /** `bedrock` only, for the stack: let the function invoke any model in the region (routes pass client model names through). */
+  /** Upstreams signed for Bedrock only, for the stack: let the function invoke any model in the region (routes pass client model names through). */
   anyModel: z.optional(z.boolean()),
   /** Simulator only: pause between streamed events, to make streaming visible by eye. */
   delayMs: z.optional(z.int().check(z.minimum(0), z.maximum(10_000))),
@@ -90,7 +90,7 @@ function validateReferences(input: unknown, report: Report): void {
     if (upstream.aws !== undefined && upstream.apiKeyEnv !== undefined) report(['upstreams', name], 'give "aws" (SigV4) or "apiKeyEnv" (API keys), not both');
     if (upstream.type === 'bedrock' && upstream.region === undefined && upstream.aws === undefined) report(['upstreams', name, 'region'], 'a bedrock upstream needs its AWS region');
     if (upstream.type !== 'bedrock' && upstream.region !== undefined) report(['upstreams', name, 'region'], 'only bedrock upstreams take "region" (others sign with "aws")');
-    if (upstream.type !== 'bedrock' && upstream.anyModel !== undefined) report(['upstreams', name, 'anyModel'], 'only bedrock upstreams take "anyModel"');
+    if (upstream.type !== 'bedrock' && (isFields(upstream.aws) ? upstream.aws.service : undefined) !== 'bedrock' && upstream.anyModel !== undefined) report(['upstreams', name, 'anyModel'], 'only upstreams signed for Bedrock take "anyModel"');
     if (upstream.type === 'simulator' && (upstream.aws !== undefined || upstream.apiKeyEnv !== undefined)) report(['upstreams', name], 'the simulator takes no credentials');
   }
   list(input.routes).forEach((route, index) => {

@@ -73,8 +73,10 @@ export function createRouter(config: RoutingConfig): Router {
 }
 
 function compileUpstream(name: string, upstream: UpstreamConfig): Upstream {
-  const aws = upstream.aws ?? (upstream.type === 'bedrock' && upstream.apiKeyEnv === undefined ? { service: 'bedrock', region: upstream.region as string } : undefined);
-  const baseUrl = (upstream.baseUrl ?? (upstream.type === 'bedrock' ? `https://bedrock-runtime.${upstream.region}.amazonaws.com` : DEFAULT_BASE_URL[upstream.type])).replace(/\/+$/, '');
+  // A bedrock upstream names its Region in `region`, or in an explicit `aws` signing block.
+  const region = upstream.region ?? upstream.aws?.region;
+  const aws = upstream.aws ?? (upstream.type === 'bedrock' && upstream.apiKeyEnv === undefined ? { service: 'bedrock', region: region as string } : undefined);
+  const baseUrl = (upstream.baseUrl ?? (upstream.type === 'bedrock' ? `https://bedrock-runtime.${region}.amazonaws.com` : DEFAULT_BASE_URL[upstream.type])).replace(/\/+$/, '');
   return {
     name,
     type: upstream.type,

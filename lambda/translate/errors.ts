@@ -58,7 +58,9 @@ const OPENAI_CODES: Record<string, IrErrorCategory> = {
 export function errorFromOpenAi(status: number | undefined, error: unknown): IrError {
   const inner = obj(error);
   const message = typeof inner.message === 'string' ? inner.message : 'The upstream returned an error.';
-  let category = OPENAI_CODES[String(inner.code)] ?? OPENAI_CODES[String(inner.type)] ?? (status ? byStatus(status) : 'server');
+  // `server_error` is OpenAI's catch-all type: with an HTTP status, the status says more (a 503 is an overload).
+  const byType = inner.type === 'server_error' && status !== undefined ? undefined : OPENAI_CODES[String(inner.type)];
+  let category = OPENAI_CODES[String(inner.code)] ?? byType ?? (status ? byStatus(status) : 'server');
   if (category === 'invalid_request' && CONTEXT_MESSAGE.test(message)) category = 'context_length';
   return { category, message };
 }
@@ -103,7 +105,15 @@ export function errorToResponses(error: IrError): { status: number; type: string
   return { status, type, code, message: error.message };
 }
 
-/** The `error.code` of a `response.failed` event (Codex decides retry vs stop on it). */
+/**
+ * The `error.code` of a `response.failed` event (Codex decides retry vs stop on it). An overload
+ * mid-answer is sent as `server_error`, which Codex reconnects after: at `server_is_overloaded`
+ * inside a stream Codex (0.169) gives up the turn ("Selected model is at capacity. Please try a
+ * different model."), though it retries the same overload answered before the stream (HTTP 503).
+ * An upstream overloaded mid-answer (Anthropic's overloaded_error, Bedrock's
+ * ServiceUnavailableException) is a passing state, as it is before the stream.
+ */
 export function failedCodeForResponses(error: IrError): string {
+  if (error.category === 'overloaded') return 'server_error';
   return TO_OPENAI[error.category][2] ?? 'server_error';
 }

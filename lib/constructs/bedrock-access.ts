@@ -30,7 +30,11 @@ const PROFILE = /^(us|eu|apac|jp|au|ca|us-gov|global)\.(.+)$/;
  *   model in every Region the profile may route to, only when called through that profile; a
  *   `global.` profile also needs the Region-less foundation-model ARN;
  * - an application inference profile ARN: that ARN (its models: see the warning);
- * - `bedrock-mantle` upstreams: inference in their Region (Mantle names no resource ARNs for it).
+ * - `bedrock-mantle` upstreams: inference on the account's Mantle projects in their Region (as
+ *   AWS's AmazonBedrockMantleInferenceAccess policy grants it,
+ *   https://docs.aws.amazon.com/aws-managed-policy/latest/reference/AmazonBedrockMantleInferenceAccess.html).
+ * Any upstream signed for service `bedrock` counts, whatever its type: a `bedrock` upstream, or
+ * an `openai`/`anthropic` one on Bedrock Runtime's OpenAI-compatible or Messages endpoints.
  * A route that passes the client's model name through (a glob without `upstreamModel`) names no
  * model: it needs `"anyModel": true` on its upstream, which grants every model and profile in
  * the Region and is said at synth.
@@ -42,7 +46,7 @@ export function bedrockAccess(routing: RoutingConfig): BedrockAccess {
     const targets = [...(route.targets ?? (route.upstream ? [{ upstream: route.upstream, upstreamModel: route.upstreamModel }] : [])), ...(route.fallbacks ?? [])];
     for (const target of targets) {
       const upstream = routing.upstreams[target.upstream];
-      if (upstream?.type !== 'bedrock' || upstream.aws !== undefined || upstream.apiKeyEnv !== undefined) continue;
+      if (upstream === undefined || signingService(upstream) !== 'bedrock') continue;
       const modelId = target.upstreamModel ?? (isGlob(route.model) ? undefined : route.model);
       if (modelId !== undefined) (models.get(target.upstream) ?? models.set(target.upstream, new Set()).get(target.upstream))?.add(modelId);
       else if (upstream.anyModel !== true) {
@@ -51,22 +55,26 @@ export function bedrockAccess(routing: RoutingConfig): BedrockAccess {
     }
   }
   for (const [name, upstream] of Object.entries(routing.upstreams)) {
-    const region = upstream.region ?? upstream.aws?.region;
-    if (region === undefined) continue;
-    if (upstream.type === 'bedrock' && upstream.aws === undefined && upstream.apiKeyEnv === undefined) {
+    const region = upstream.aws?.region ?? upstream.region;
+    const service = signingService(upstream);
+    if (region === undefined || service === undefined) continue;
+    if (service === 'bedrock') {
       if (upstream.anyModel === true) {
         access.statements.push({ sid: sid('AnyModel', name), actions: [...INVOKE, 'bedrock:CountTokens'], resources: [`arn:aws:bedrock:${region}::foundation-model/*`, `arn:aws:bedrock:*::foundation-model/*`, `arn:aws:bedrock:::foundation-model/*`, `arn:aws:bedrock:${region}:${Aws.ACCOUNT_ID}:inference-profile/*`, `arn:aws:bedrock:${region}:${Aws.ACCOUNT_ID}:application-inference-profile/*`] });
         access.warnings.push(`Bedrock upstream "${name}" has "anyModel": the function may invoke every foundation model and inference profile (a * resource). Name models with upstreamModel on the routes to narrow it.`);
       } else for (const modelId of models.get(name) ?? []) modelStatements(access, name, region, modelId);
-    }
-    if (upstream.aws?.service === 'bedrock-mantle') {
-      access.statements.push({ sid: sid('Mantle', name), actions: ['bedrock-mantle:CreateInference', 'bedrock-mantle:CountTokens'], resources: ['*'], conditions: { StringEquals: { 'aws:RequestedRegion': region } } });
-      access.warnings.push(`Upstream "${name}" uses bedrock-mantle: its inference actions take no resource ARNs, so they are granted on * in ${region} only.`);
-    } else if (upstream.aws !== undefined && upstream.aws.service !== 'bedrock') {
-      access.warnings.push(`Upstream "${name}" signs for service "${upstream.aws.service}": the stack grants nothing for it; add the permissions its calls need to the function's role.`);
+    } else if (service === 'bedrock-mantle') {
+      access.statements.push({ sid: sid('Mantle', name), actions: ['bedrock-mantle:CreateInference', 'bedrock-mantle:CountTokens'], resources: [`arn:aws:bedrock-mantle:${region}:${Aws.ACCOUNT_ID}:project/*`] });
+    } else {
+      access.warnings.push(`Upstream "${name}" signs for service "${service}": the stack grants nothing for it; add the permissions its calls need to the function's role.`);
     }
   }
   return access;
+}
+
+/** The service an upstream's requests are signed for: its `aws` block, or `bedrock` for a `bedrock` upstream without a Bedrock API key. */
+function signingService(upstream: RoutingConfig['upstreams'][string]): string | undefined {
+  return upstream.aws?.service ?? (upstream.type === 'bedrock' && upstream.apiKeyEnv === undefined ? 'bedrock' : undefined);
 }
 
 function modelStatements(access: BedrockAccess, name: string, region: string, modelId: string): void {

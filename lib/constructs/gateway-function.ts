@@ -158,8 +158,8 @@ function acknowledgeChecks(fn: NodejsFunction, role: Role, tracing: boolean, aws
     Validations.of(role).acknowledge({
       // cdk-nag names the account as <AWS::AccountId> in its finding ids.
       id: `AwsSolutions-IAM5[Resource::${resource.split(Aws.ACCOUNT_ID).join('<AWS::AccountId>')}]`,
-      reason: resource === '*'
-        ? 'bedrock-mantle inference actions take no resource ARNs; the statement is limited to the upstream\'s Region by an aws:RequestedRegion condition (said at synth).'
+      reason: resource.includes(':bedrock-mantle:')
+        ? 'bedrock-mantle inference is authorized on a Mantle project; requests without a project header use the account\'s default one, so every project of the account in the upstream\'s Region is allowed (as AWS\'s AmazonBedrockMantleInferenceAccess policy does).'
         : resource.includes('::foundation-model/') && !resource.endsWith('/*')
           ? 'A cross-Region inference profile routes to its foundation model in any of its destination Regions: the model is named, the Region is not, and the statement applies only through that profile (bedrock:InferenceProfileArn condition).'
           : 'The upstream sets "anyModel": routes pass client model names to Bedrock, so no model can be named (said at synth).',

@@ -1,9 +1,8 @@
 import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import zlib from 'node:zlib';
-import { chaosConfig, ChaosGateway } from './support/gateway.ts';
+import { useChaosGateway } from './support/lifecycle.ts';
 import { expectBelow, sampleRss } from './support/measure.ts';
-import { startProviders, type Providers } from './support/providers.ts';
 import { bodyFor, expectError, expectStatus, jsonHeaders, printable, send, type Family } from './support/requests.ts';
 
 /**
@@ -11,20 +10,7 @@ import { bodyFor, expectError, expectStatus, jsonHeaders, printable, send, type 
  * is the compressed bytes read as text. The fixed server decodes gzip, deflate, br and zstd (what
  * Node's zlib has), refuses a body that inflates past the size limit at once, and says so plainly.
  */
-let providers: Providers;
-let gateway: ChaosGateway;
-
-beforeAll(async () => {
-  providers = await startProviders();
-  gateway = await ChaosGateway.start({ config: chaosConfig({ anthropic: providers.anthropic.url, openai: providers.openai.url }) });
-});
-
-afterAll(async () => {
-  await gateway?.stop();
-  await providers?.close();
-});
-
-beforeEach(() => gateway.ensureRunning());
+const chaos = useChaosGateway();
 
 type Encoding = 'gzip' | 'deflate' | 'br' | 'zstd';
 const ENCODINGS: Encoding[] = ['gzip', 'deflate', 'br', 'zstd'];
@@ -50,8 +36,8 @@ describe('7. compressed request bodies', () => {
   test.each(pairs)('content-encoding %s (%s) is decoded: 200, and the upstream gets plain JSON without content-encoding', async (encoding, family) => {
     const model = `${family === 'messages' ? 'anth' : 'oai'}-ok-${encoding}`;
     const json = JSON.stringify(bodyFor(family, model, `compressed with ${encoding}`));
-    const stub = family === 'messages' ? providers.anthropic : providers.openai;
-    const answer = await send(gateway.url, PATHS[family], { headers: { ...jsonHeaders(gateway.key, family), 'content-encoding': encoding }, body: await compress(encoding, [Buffer.from(json)]) });
+    const stub = family === 'messages' ? chaos.providers.anthropic : chaos.providers.openai;
+    const answer = await send(chaos.gateway.url, PATHS[family], { headers: { ...jsonHeaders(chaos.gateway.key, family), 'content-encoding': encoding }, body: await compress(encoding, [Buffer.from(json)]) });
     expectStatus(answer, 200, `a ${encoding} body`);
     const received = stub.requests.find((request) => request.body.includes(`compressed with ${encoding}`) && request.body.includes(model));
     if (received === undefined) throw new Error(`the upstream received no plain JSON body for ${model}; it got: ${stub.requests.slice(-1).map((request) => JSON.stringify(request.body.slice(0, 200)))}`);
@@ -66,13 +52,13 @@ describe('7. compressed request bodies', () => {
       for (let i = 0; i < BOMB_MB; i++) yield spaces;
       yield Buffer.from('{"role":"user","content":"hi"}]}');
     })());
-    await gateway.probe('before the bomb');
-    const idle = gateway.rssMb();
-    const rss = sampleRss(gateway);
+    await chaos.gateway.probe('before the bomb');
+    const idle = chaos.gateway.rssMb();
+    const rss = sampleRss(chaos.gateway);
     const started = Date.now();
     let answer;
     try {
-      answer = await send(gateway.url, '/first/v1/messages', { headers: { ...jsonHeaders(gateway.key), 'content-encoding': encoding }, body: bomb });
+      answer = await send(chaos.gateway.url, '/first/v1/messages', { headers: { ...jsonHeaders(chaos.gateway.key), 'content-encoding': encoding }, body: bomb });
     } finally {
       rss.stop();
     }
@@ -80,12 +66,12 @@ describe('7. compressed request bodies', () => {
     expectError(answer, 'messages', 413);
     expectBelow(elapsedMs, 5_000, `ms to refuse a ${Math.round(bomb.length / 1024)} KB ${encoding} body that inflates to ${BOMB_MB} MB`);
     expectBelow(rss.peakMb - idle, 150, `RSS growth in MB while refusing the ${encoding} bomb (idle ${Math.round(idle)} MB)`);
-    await gateway.probe('after a decompression bomb');
+    await chaos.gateway.probe('after a decompression bomb');
   });
 
   test('an unknown content-encoding is a 415 in the client format', async () => {
     for (const family of ['messages', 'responses'] as const) {
-      const answer = await send(gateway.url, PATHS[family], { headers: { ...jsonHeaders(gateway.key, family), 'content-encoding': 'compress' }, body: Buffer.from('\x1f\x9d\x90 not really LZW') });
+      const answer = await send(chaos.gateway.url, PATHS[family], { headers: { ...jsonHeaders(chaos.gateway.key, family), 'content-encoding': 'compress' }, body: Buffer.from('\x1f\x9d\x90 not really LZW') });
       expectError(answer, family, 415);
     }
   });
@@ -95,10 +81,10 @@ describe('7. compressed request bodies', () => {
     // A valid start, then bytes no decoder accepts.
     const corrupt = Buffer.concat([valid.subarray(0, Math.max(2, valid.length >> 1)), Buffer.from([0xff, 0xfe, 0x00, 0x9c, 0xe2, 0x80, 0x8b, 0x1b])]);
     for (const family of ['messages', 'responses'] as const) {
-      const answer = await send(gateway.url, PATHS[family], { headers: { ...jsonHeaders(gateway.key, family), 'content-encoding': encoding }, body: corrupt });
+      const answer = await send(chaos.gateway.url, PATHS[family], { headers: { ...jsonHeaders(chaos.gateway.key, family), 'content-encoding': encoding }, body: corrupt });
       const error = expectError(answer, family, 400);
       if (!/^[\x20-\x7e]+$/.test(error.message)) throw new Error(`the message is not printable ASCII: ${printable(error.message)}`);
     }
-    await gateway.probe('after corrupt compressed bodies');
+    await chaos.gateway.probe('after corrupt compressed bodies');
   });
 });

@@ -1,5 +1,5 @@
-import { chaosConfig, ChaosGateway } from './support/gateway.ts';
-import { closedWithin, startProviders, type Providers } from './support/providers.ts';
+import { useChaosGateway } from './support/lifecycle.ts';
+import { closedWithin } from './support/providers.ts';
 import { requestHead } from './support/raw-http.ts';
 import { bodyFor, type Family } from './support/requests.ts';
 
@@ -9,21 +9,7 @@ import { bodyFor, type Family } from './support/requests.ts';
  * and serve the next request, the request's log line must say `client_closed` (499 when no answer
  * had started), and an upstream call in progress must be cancelled.
  */
-let providers: Providers;
-let gateway: ChaosGateway;
-
-beforeAll(async () => {
-  providers = await startProviders();
-  gateway = await ChaosGateway.start({ config: chaosConfig({ anthropic: providers.anthropic.url, openai: providers.openai.url }) });
-});
-
-afterAll(async () => {
-  await gateway?.stop();
-  await providers?.close();
-});
-
-// A test that killed the server must not fail the next ones: they get a fresh process.
-beforeEach(() => gateway.ensureRunning());
+const chaos = useChaosGateway();
 
 interface RouteCase {
   path: string;
@@ -54,14 +40,14 @@ function request(route: RouteCase, behaviour: string, authenticated: boolean, st
   if (route.path.endsWith('count_tokens')) delete parsed.max_tokens;
   const body = JSON.stringify(parsed);
   const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
-  if (authenticated) headers.authorization = `Bearer ${gateway.key}`;
+  if (authenticated) headers.authorization = `Bearer ${chaos.gateway.key}`;
   return { head: requestHead('POST', route.path, headers), body, marker, model };
 }
 
 /** The upstream request a case caused, once the stub has it. */
 async function upstreamRequest(route: RouteCase, marker: string) {
-  const stub = route.provider === 'anth' ? providers.anthropic : providers.openai;
-  await gateway.waitFor(() => stub.requests.some((recorded) => recorded.body.includes(marker)), `the upstream to receive ${marker}`);
+  const stub = route.provider === 'anth' ? chaos.providers.anthropic : chaos.providers.openai;
+  await chaos.gateway.waitFor(() => stub.requests.some((recorded) => recorded.body.includes(marker)), `the upstream to receive ${marker}`);
   return stub.requests.find((recorded) => recorded.body.includes(marker)) as (typeof stub.requests)[number];
 }
 
@@ -70,7 +56,7 @@ async function upstreamRequest(route: RouteCase, marker: string) {
  * with no model (the body was never parsed) or with this request's model.
  */
 async function expectClientClosed(mark: number, model: string, options: { answerStarted: boolean; authenticated: boolean }): Promise<void> {
-  const line = await gateway.nextLine(mark, (candidate) => candidate.model === undefined || candidate.model === model);
+  const line = await chaos.gateway.nextLine(mark, (candidate) => candidate.model === undefined || candidate.model === model);
   const acceptable = options.authenticated
     ? line.outcome === 'client_closed' && (options.answerStarted || line.status === 499)
     : // Without a key the 401 is decided from the head alone: it may be on its way before the hang-up is seen.
@@ -90,22 +76,22 @@ const headArrives = () => new Promise((resolve) => setTimeout(resolve, 250));
 
 describe('1. hang-ups before the request is complete', () => {
   test.each(['/first/v1/messages', '/second/v1/responses'])('before the head completes (%s): the server stays up', async (path) => {
-    const connection = await gateway.connect();
+    const connection = await chaos.gateway.connect();
     await connection.write(`POST ${path.slice(0, 9)}`);
     connection.reset();
     await connection.closed;
-    await gateway.probe('after a client hung up before its request line was complete');
+    await chaos.gateway.probe('after a client hung up before its request line was complete');
   });
 
   test.each([
     ['/first/v1/messages', true],
     ['/second/v1/responses', false],
   ])('mid-head (%s, authenticated %s): the server stays up', async (path, authenticated) => {
-    const connection = await gateway.connect();
-    await connection.write(`POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n${authenticated ? `authorization: Bearer ${gateway.key}\r\n` : ''}content-len`);
+    const connection = await chaos.gateway.connect();
+    await connection.write(`POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n${authenticated ? `authorization: Bearer ${chaos.gateway.key}\r\n` : ''}content-len`);
     connection.reset();
     await connection.closed;
-    await gateway.probe('after a client hung up in the middle of its request head');
+    await chaos.gateway.probe('after a client hung up in the middle of its request head');
   });
 
   const uploads = Object.keys(ROUTES).flatMap((route) => [true, false].map((authenticated) => [route, authenticated] as const));
@@ -113,25 +99,25 @@ describe('1. hang-ups before the request is complete', () => {
   test.each(uploads)('head received, body announced but not sent, then reset (%s, authenticated %s)', async (name, authenticated) => {
     const route = ROUTES[name] as RouteCase;
     const { head, model } = request(route, 'ok', authenticated, false);
-    const mark = gateway.mark();
-    const connection = await gateway.connect();
+    const mark = chaos.gateway.mark();
+    const connection = await chaos.gateway.connect();
     await connection.write(head);
     await headArrives();
     connection.reset();
     await expectClientClosed(mark, model, { answerStarted: false, authenticated });
-    await gateway.probe('after a client announced a body and reset');
+    await chaos.gateway.probe('after a client announced a body and reset');
   });
 
   test.each(uploads)('mid-upload, then reset (%s, authenticated %s)', async (name, authenticated) => {
     const route = ROUTES[name] as RouteCase;
     const { head, body, model } = request(route, 'ok', authenticated, false);
-    const mark = gateway.mark();
-    const connection = await gateway.connect();
+    const mark = chaos.gateway.mark();
+    const connection = await chaos.gateway.connect();
     await connection.write(head + body.slice(0, Math.floor(body.length / 2)));
     await headArrives();
     connection.reset();
     await expectClientClosed(mark, model, { answerStarted: false, authenticated });
-    await gateway.probe('after a client reset in the middle of its upload');
+    await chaos.gateway.probe('after a client reset in the middle of its upload');
   });
 });
 
@@ -139,59 +125,59 @@ describe('1. hang-ups after the request was sent', () => {
   test.each(Object.keys(ROUTES))('while the upstream has not answered yet (%s): 499, upstream call cancelled', async (name) => {
     const route = ROUTES[name] as RouteCase;
     const { head, body, marker, model } = request(route, 'hold', true, route.streams);
-    const mark = gateway.mark();
-    const connection = await gateway.connect();
+    const mark = chaos.gateway.mark();
+    const connection = await chaos.gateway.connect();
     await connection.write(head + body);
     const upstream = await upstreamRequest(route, marker);
     connection.reset();
     await expectClientClosed(mark, model, { answerStarted: false, authenticated: true });
     expect(await closedWithin(upstream, 2_000)).toBe(true);
-    await gateway.probe('after a client hung up while the upstream was thinking');
+    await chaos.gateway.probe('after a client hung up while the upstream was thinking');
   });
 
   test.each(SAME_FORMAT)('while a non-streamed answer is being read from the upstream (%s): 499, upstream call cancelled', async (name) => {
     const route = ROUTES[name] as RouteCase;
     // The upstream sends its head and half its JSON, then nothing: the gateway is reading the answer.
     const { head, body, marker, model } = request(route, 'halfjson', true, false);
-    const mark = gateway.mark();
-    const connection = await gateway.connect();
+    const mark = chaos.gateway.mark();
+    const connection = await chaos.gateway.connect();
     await connection.write(head + body);
     const upstream = await upstreamRequest(route, marker);
     connection.reset();
     await expectClientClosed(mark, model, { answerStarted: false, authenticated: true });
     expect(await closedWithin(upstream, 2_000)).toBe(true);
-    await gateway.probe('after a client hung up while the upstream was sending a non-streamed answer');
+    await chaos.gateway.probe('after a client hung up while the upstream was sending a non-streamed answer');
   });
 
   test.each(SAME_FORMAT)('while a non-streamed answer is being written to the client (%s)', async (name) => {
     const route = ROUTES[name] as RouteCase;
     // 16 MB of answer: more than the loopback buffers hold, so the server is still writing when the client goes.
     const { head, body, model } = request(route, 'bigjson', true, false);
-    const mark = gateway.mark();
-    const connection = await gateway.connect();
+    const mark = chaos.gateway.mark();
+    const connection = await chaos.gateway.connect();
     connection.pauseOnHead();
     await connection.write(head + body);
     const answer = await connection.head(10_000);
     expect(answer.status).toBe(200);
     connection.reset();
     await expectClientClosed(mark, model, { answerStarted: true, authenticated: true });
-    await gateway.probe('after a client hung up while its answer was being written');
+    await chaos.gateway.probe('after a client hung up while its answer was being written');
   });
 
   test.each(STREAMING)('mid-stream (%s): upstream call cancelled', async (name) => {
     const route = ROUTES[name] as RouteCase;
     const { head, body, marker, model } = request(route, 'drip', true, true);
-    const mark = gateway.mark();
-    const connection = await gateway.connect();
+    const mark = chaos.gateway.mark();
+    const connection = await chaos.gateway.connect();
     await connection.write(head + body);
     const upstream = await upstreamRequest(route, marker);
     const answer = await connection.head(10_000);
     expect(answer.status).toBe(200);
-    await gateway.waitFor(() => connection.received.includes('data:'), 'the first streamed event');
+    await chaos.gateway.waitFor(() => connection.received.includes('data:'), 'the first streamed event');
     connection.reset();
     await expectClientClosed(mark, model, { answerStarted: true, authenticated: true });
     expect(await closedWithin(upstream, 2_000)).toBe(true);
-    await gateway.probe('after a client hung up in the middle of a stream');
+    await chaos.gateway.probe('after a client hung up in the middle of a stream');
   });
 });
 
@@ -200,37 +186,37 @@ describe('1. orderly closes (FIN) instead of resets', () => {
 
   test('mid-upload', async () => {
     const { head, body, model } = request(route, 'ok', true, false);
-    const mark = gateway.mark();
-    const connection = await gateway.connect();
+    const mark = chaos.gateway.mark();
+    const connection = await chaos.gateway.connect();
     await connection.write(head + body.slice(0, 20));
     await headArrives();
     connection.destroy();
     await expectClientClosed(mark, model, { answerStarted: false, authenticated: true });
-    await gateway.probe('after a client closed in the middle of its upload');
+    await chaos.gateway.probe('after a client closed in the middle of its upload');
   });
 
   test('while the upstream has not answered yet', async () => {
     const { head, body, marker, model } = request(route, 'hold', true, true);
-    const mark = gateway.mark();
-    const connection = await gateway.connect();
+    const mark = chaos.gateway.mark();
+    const connection = await chaos.gateway.connect();
     await connection.write(head + body);
     const upstream = await upstreamRequest(route, marker);
     connection.destroy();
     await expectClientClosed(mark, model, { answerStarted: false, authenticated: true });
     expect(await closedWithin(upstream, 2_000)).toBe(true);
-    await gateway.probe('after a client closed while the upstream was thinking');
+    await chaos.gateway.probe('after a client closed while the upstream was thinking');
   });
 
   test('mid-stream', async () => {
     const { head, body, marker, model } = request(route, 'drip', true, true);
-    const mark = gateway.mark();
-    const connection = await gateway.connect();
+    const mark = chaos.gateway.mark();
+    const connection = await chaos.gateway.connect();
     await connection.write(head + body);
     const upstream = await upstreamRequest(route, marker);
-    await gateway.waitFor(() => connection.received.includes('data:'), 'the first streamed event');
+    await chaos.gateway.waitFor(() => connection.received.includes('data:'), 'the first streamed event');
     connection.destroy();
     await expectClientClosed(mark, model, { answerStarted: true, authenticated: true });
     expect(await closedWithin(upstream, 2_000)).toBe(true);
-    await gateway.probe('after a client closed in the middle of a stream');
+    await chaos.gateway.probe('after a client closed in the middle of a stream');
   });
 });

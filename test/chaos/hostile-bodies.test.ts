@@ -1,25 +1,11 @@
-import { chaosConfig, ChaosGateway } from './support/gateway.ts';
-import { startProviders, type Providers } from './support/providers.ts';
+import { useChaosGateway } from './support/lifecycle.ts';
 import { expectError, jsonHeaders, send, type Family } from './support/requests.ts';
 
 /**
  * Issue "Hardening", items 4-6: bodies built to hurt. Each gets a 400 in the client's own format,
  * never a 500, never a trip to the upstream, and never a giant log line.
  */
-let providers: Providers;
-let gateway: ChaosGateway;
-
-beforeAll(async () => {
-  providers = await startProviders();
-  gateway = await ChaosGateway.start({ config: chaosConfig({ anthropic: providers.anthropic.url, openai: providers.openai.url }) });
-});
-
-afterAll(async () => {
-  await gateway?.stop();
-  await providers?.close();
-});
-
-beforeEach(() => gateway.ensureRunning());
+const chaos = useChaosGateway();
 
 const DEPTH = 100_000;
 /** 100,000 nested arrays. */
@@ -56,7 +42,7 @@ function deepBody(target: Target, where: 'content' | 'tool schema', deep: string
 }
 
 function upstreamCalls(): number {
-  return providers.anthropic.requests.length + providers.openai.requests.length;
+  return chaos.providers.anthropic.requests.length + chaos.providers.openai.requests.length;
 }
 
 describe('4. 100k-deep JSON is a 400 in the client format, never a 500', () => {
@@ -70,11 +56,11 @@ describe('4. 100k-deep JSON is a 400 in the client format, never a 500', () => {
   test.each(cases)('%s: %s nested 100,000 deep (%s)', async (name, where, _kind, deep) => {
     const target = TARGETS[name] as Target;
     const before = upstreamCalls();
-    const answer = await send(gateway.url, target.path, { headers: jsonHeaders(gateway.key, target.family), body: deepBody(target, where, deep) });
+    const answer = await send(chaos.gateway.url, target.path, { headers: jsonHeaders(chaos.gateway.key, target.family), body: deepBody(target, where, deep) });
     expectError(answer, target.family, 400, 'invalid_request_error');
     expect(answer.headers['x-should-retry']).toBe('false');
     expect(upstreamCalls()).toBe(before);
-    await gateway.probe('after a 100k-deep body');
+    await chaos.gateway.probe('after a 100k-deep body');
   });
 });
 
@@ -82,14 +68,14 @@ describe('5. model names', () => {
   test.each(['messages', 'responses'] as const)('a model name over 256 characters is a 400 (%s)', async (family) => {
     const model = `sim-${'m'.repeat(253)}`;
     const body = family === 'messages' ? { model, max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] } : { model, input: 'hi' };
-    const answer = await send(gateway.url, family === 'messages' ? '/first/v1/messages' : '/second/v1/responses', { headers: jsonHeaders(gateway.key, family), body: JSON.stringify(body) });
+    const answer = await send(chaos.gateway.url, family === 'messages' ? '/first/v1/messages' : '/second/v1/responses', { headers: jsonHeaders(chaos.gateway.key, family), body: JSON.stringify(body) });
     expectError(answer, family, 400, 'invalid_request_error');
   });
 
   test('a 100 KB model name is refused and does not reach the log line', async () => {
     const model = `sim-${'m'.repeat(100_000)}`;
-    const answer = await send(gateway.url, '/first/v1/messages', { headers: jsonHeaders(gateway.key), body: JSON.stringify({ model, max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }) });
-    const line = await gateway.lineOf(answer.headers['request-id'] as string);
+    const answer = await send(chaos.gateway.url, '/first/v1/messages', { headers: jsonHeaders(chaos.gateway.key), body: JSON.stringify({ model, max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }) });
+    const line = await chaos.gateway.lineOf(answer.headers['request-id'] as string);
     expect(line.raw.length).toBeLessThan(2_000);
     expect(line.raw).not.toContain('m'.repeat(300));
     expectError(answer, 'messages', 400, 'invalid_request_error');
@@ -108,7 +94,7 @@ describe('6. duplicate members that decide routing or limits are a 400 naming th
 
   test.each(cases)('%s: duplicate "%s"', async (family, member, body) => {
     const before = upstreamCalls();
-    const answer = await send(gateway.url, family === 'messages' ? '/first/v1/messages' : '/second/v1/responses', { headers: jsonHeaders(gateway.key, family), body });
+    const answer = await send(chaos.gateway.url, family === 'messages' ? '/first/v1/messages' : '/second/v1/responses', { headers: jsonHeaders(chaos.gateway.key, family), body });
     const error = expectError(answer, family, 400, 'invalid_request_error');
     expect(`${error.message} ${error.param ?? ''}`).toContain(member);
     expect(upstreamCalls()).toBe(before);

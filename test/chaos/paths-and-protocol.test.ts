@@ -1,5 +1,4 @@
-import { chaosConfig, ChaosGateway } from './support/gateway.ts';
-import { startProviders, type Providers } from './support/providers.ts';
+import { useChaosGateway } from './support/lifecycle.ts';
 import { requestHead } from './support/raw-http.ts';
 import { expectError, expectStatus, jsonHeaders, messagesBody, responsesBody, send, type Family } from './support/requests.ts';
 
@@ -8,30 +7,17 @@ import { expectError, expectStatus, jsonHeaders, messagesBody, responsesBody, se
  * Node raises itself are answered properly, and the endpoints Codex and Claude Code call besides
  * the main two work.
  */
-let providers: Providers;
-let gateway: ChaosGateway;
-
-beforeAll(async () => {
-  providers = await startProviders();
-  gateway = await ChaosGateway.start({ config: chaosConfig({ anthropic: providers.anthropic.url, openai: providers.openai.url }) });
-});
-
-afterAll(async () => {
-  await gateway?.stop();
-  await providers?.close();
-});
-
-beforeEach(() => gateway.ensureRunning());
+const chaos = useChaosGateway();
 
 describe('8. paths', () => {
   test('//first/v1/messages is served like /first/v1/messages', async () => {
-    const answer = await send(gateway.url, '//first/v1/messages', { headers: jsonHeaders(gateway.key), body: JSON.stringify(messagesBody('sim-path')) });
+    const answer = await send(chaos.gateway.url, '//first/v1/messages', { headers: jsonHeaders(chaos.gateway.key), body: JSON.stringify(messagesBody('sim-path')) });
     expectStatus(answer, 200, '//first/v1/messages');
     expect(answer.json()).toMatchObject({ type: 'message', role: 'assistant' });
   });
 
   test('/second//v1/responses is served like /second/v1/responses', async () => {
-    const answer = await send(gateway.url, '/second//v1/responses', { headers: jsonHeaders(gateway.key, 'responses'), body: JSON.stringify(responsesBody('sim-path')) });
+    const answer = await send(chaos.gateway.url, '/second//v1/responses', { headers: jsonHeaders(chaos.gateway.key, 'responses'), body: JSON.stringify(responsesBody('sim-path')) });
     expectStatus(answer, 200, '/second//v1/responses');
     expect(answer.json()).toMatchObject({ object: 'response', status: 'completed' });
   });
@@ -41,7 +27,7 @@ describe('8. paths', () => {
     ['/first/v1/nope', 'messages'],
     ['/second/nope', 'responses'],
   ] as const)('%s is a 404 in the %s error format', async (path, family) => {
-    const answer = await send(gateway.url, path, { headers: jsonHeaders(gateway.key, family), body: JSON.stringify(messagesBody('sim-path')) });
+    const answer = await send(chaos.gateway.url, path, { headers: jsonHeaders(chaos.gateway.key, family), body: JSON.stringify(messagesBody('sim-path')) });
     expectError(answer, family, 404);
   });
 });
@@ -51,22 +37,22 @@ describe('9. errors Node raises itself', () => {
     ['/first/v1/messages', 'messages'],
     ['/second/v1/responses', 'responses'],
   ] as const)('a 100 KB header on %s is a 431 with a JSON body in the %s format', async (path, family) => {
-    const connection = await gateway.connect();
-    await connection.write(requestHead('POST', path, { authorization: `Bearer ${gateway.key}`, 'content-type': 'application/json', 'x-padding': 'p'.repeat(100 * 1024), 'content-length': 2 }) + '{}');
+    const connection = await chaos.gateway.connect();
+    await connection.write(requestHead('POST', path, { authorization: `Bearer ${chaos.gateway.key}`, 'content-type': 'application/json', 'x-padding': 'p'.repeat(100 * 1024), 'content-length': 2 }) + '{}');
     const answer = await connection.response(5_000).finally(() => connection.destroy());
     expect(answer.headers['content-type']).toMatch(/json/);
     expectError(answer, family as Family, 431);
-    await gateway.probe('after a 100 KB header');
+    await chaos.gateway.probe('after a 100 KB header');
   });
 
   test.each(['HELLO\r\n\r\n', 'POST /first/v1/mess ages HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n', 'POST /first/v1/messages HTTP/1.1\r\nhost 127.0.0.1\r\n\r\n', '\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03'])(
     'a malformed request (%j) is a 400 and the server stays up',
     async (raw) => {
-      const connection = await gateway.connect();
+      const connection = await chaos.gateway.connect();
       await connection.write(Buffer.from(raw, 'latin1'));
       const answer = await connection.response(5_000).finally(() => connection.destroy());
       expect(answer.status).toBe(400);
-      await gateway.probe('after a malformed request');
+      await chaos.gateway.probe('after a malformed request');
     },
   );
 });
@@ -74,10 +60,10 @@ describe('9. errors Node raises itself', () => {
 describe('10. the other endpoints clients call', () => {
   test.each(['input_tokens', 'compact'])('POST /second/v1/responses/%s passes through to an openai upstream, body unchanged', async (operation) => {
     const body = JSON.stringify({ model: `oai-ok-${operation}`, input: [{ role: 'user', content: `count ${operation} please` }], instructions: 'be brief' });
-    const answer = await send(gateway.url, `/second/v1/responses/${operation}`, { headers: jsonHeaders(gateway.key, 'responses'), body });
+    const answer = await send(chaos.gateway.url, `/second/v1/responses/${operation}`, { headers: jsonHeaders(chaos.gateway.key, 'responses'), body });
     expectStatus(answer, 200, `POST /second/v1/responses/${operation}`);
-    const received = providers.openai.requests.find((request) => request.body === body);
-    if (received === undefined) throw new Error(`the openai upstream did not receive the body unchanged; it got ${providers.openai.requests.map((request) => `${request.method} ${request.url}`).join(', ') || 'nothing'}`);
+    const received = chaos.providers.openai.requests.find((request) => request.body === body);
+    if (received === undefined) throw new Error(`the openai upstream did not receive the body unchanged; it got ${chaos.providers.openai.requests.map((request) => `${request.method} ${request.url}`).join(', ') || 'nothing'}`);
     expect({ method: received.method, path: new URL(received.url, 'http://x').pathname }).toEqual({ method: 'POST', path: `/v1/responses/${operation}` });
     if (operation === 'input_tokens') expect(answer.json()).toEqual({ object: 'response.input_tokens', input_tokens: 42 });
   });
@@ -86,25 +72,25 @@ describe('10. the other endpoints clients call', () => {
     ['the simulator', 'sim-count'],
     ['an anthropic upstream', 'anth-ok-count'],
   ])('POST /second/v1/responses/input_tokens on %s is estimated locally', async (_upstream, model) => {
-    const before = providers.anthropic.requests.length;
-    const answer = await send(gateway.url, '/second/v1/responses/input_tokens', { headers: jsonHeaders(gateway.key, 'responses'), body: JSON.stringify(responsesBody(model, 'how many tokens is this?')) });
+    const before = chaos.providers.anthropic.requests.length;
+    const answer = await send(chaos.gateway.url, '/second/v1/responses/input_tokens', { headers: jsonHeaders(chaos.gateway.key, 'responses'), body: JSON.stringify(responsesBody(model, 'how many tokens is this?')) });
     expectStatus(answer, 200, 'input_tokens');
     expect(answer.headers['x-token-count']).toBe('estimated');
     expect(answer.json()).toEqual({ object: 'response.input_tokens', input_tokens: expect.any(Number) });
     expect(answer.json().input_tokens).toBeGreaterThan(0);
-    expect(providers.anthropic.requests.length).toBe(before);
+    expect(chaos.providers.anthropic.requests.length).toBe(before);
   });
 
   test.each([
     ['the simulator', 'sim-compact'],
     ['an anthropic upstream', 'anth-ok-compact'],
   ])('POST /second/v1/responses/compact on %s is a 501 in the Responses format', async (_upstream, model) => {
-    const answer = await send(gateway.url, '/second/v1/responses/compact', { headers: jsonHeaders(gateway.key, 'responses'), body: JSON.stringify(responsesBody(model, 'compact this')) });
+    const answer = await send(chaos.gateway.url, '/second/v1/responses/compact', { headers: jsonHeaders(chaos.gateway.key, 'responses'), body: JSON.stringify(responsesBody(model, 'compact this')) });
     expectError(answer, 'responses', 501);
   });
 
   test('HEAD /first/api/hello is a 200 without a key', async () => {
-    const answer = await send(gateway.url, '/first/api/hello', { method: 'HEAD' });
+    const answer = await send(chaos.gateway.url, '/first/api/hello', { method: 'HEAD' });
     expectStatus(answer, 200, 'HEAD /first/api/hello');
   });
 });

@@ -4,8 +4,10 @@ import { CLAUDE, claudeEnv, runClaude, type ClaudeResult } from './clis.ts';
 import { CellBook, recordProbe, type Scenario } from './conformance.ts';
 import { startEnvironment, type ClientsEnvironment, type IssuedKey } from './environment.ts';
 import { assertIsolated } from './isolation.ts';
-import { clientRequests, describeRun, logsFor, reasoningItems, stubOf, tapPosts, toolCalls, toolResults, until, upstreamHeaderText } from './observe.ts';
+import { clientRequests, describeRun, logsFor, reasoningItems, stubOf, tapPosts, toolCalls, toolResults, until, upstreamCredential, upstreamHeaderText } from './observe.ts';
 import { CLAUDE_ROUTES, CROSS_FORMAT_READY, FALLBACK_ROUTES, listedClaudeModels, UPSTREAM_SECRETS, type RouteSpec } from './routes.ts';
+import type { TapExchange } from './tap.ts';
+import type { Json } from './upstream/wire.ts';
 
 /**
  * Claude Code (the real native CLI, `-p` mode) through the gateway on every route. Upstream
@@ -38,7 +40,11 @@ const S = {
     label: 'Same, through a renamed route (upstreamModel)',
     notApplicable: { openai: CROSS_ALWAYS_RENAMES, 'openai-chat': CROSS_ALWAYS_RENAMES },
   },
-  countTokens: { id: 'count-tokens', label: '/context → count_tokens', note: 'Every count_tokens call is answered 200 and none falls back to a max_tokens:1 messages call; on non-Anthropic routes the gateway estimates (x-token-count: estimated).' },
+  countTokens: {
+    id: 'count-tokens',
+    label: '/context → count_tokens',
+    note: 'Every count_tokens call is answered 200 and none falls back to a max_tokens:1 messages call. The Anthropic upstream counts; Bedrock counts through CountTokens (the route names a foundation-model id, the only kind CountTokens takes); on the other routes the gateway estimates (x-token-count: estimated).',
+  },
   subagent: {
     id: 'subagent',
     label: 'Explore subagent on the second model name',
@@ -73,11 +79,23 @@ const S = {
   },
   fallback429: { id: 'fallback-429', label: 'Primary answers 429: the fallback serves the turn', routeIndependent: true },
   retry429: { id: 'retry-429', label: 'Upstream 429 + retry-after: retried, then succeeds', notApplicable: { simulator: SIMULATOR_CANNOT_FAIL } },
+  overloaded: {
+    id: 'overloaded',
+    label: 'Upstream overloaded: retried, then succeeds',
+    notApplicable: { simulator: SIMULATOR_CANNOT_FAIL },
+    note: 'The upstream answers as it does when overloaded: Anthropic 529 overloaded_error, OpenAI formats 503, Bedrock ServiceUnavailableException (503). Claude Code gets 529 overloaded_error every time, retries, and gets the answer.',
+  },
   midstream: {
     id: 'midstream',
     label: 'Upstream connection drops mid-stream: recovers',
     notApplicable: { simulator: SIMULATOR_CANNOT_FAIL },
     note: 'The gateway ends the stream with event: error; Claude Code retries without streaming and gets the answer.',
+  },
+  streamError: {
+    id: 'stream-error',
+    label: 'Upstream fails inside the stream: recovers',
+    notApplicable: { simulator: SIMULATOR_CANNOT_FAIL },
+    note: 'After a few events the upstream fails in its own format: Anthropic event: error (overloaded_error), Responses response.failed, a Chat Completions chunk carrying error, Bedrock an exception frame (modelStreamErrorException). Claude Code gets event: error, retries, and gets the answer; the gateway logs the first try upstream_error.',
   },
 } satisfies Record<string, Scenario>;
 
@@ -205,11 +223,29 @@ function expectUpstreamCredentials(route: RouteSpec): void {
   const stub = stubOf(env, route);
   if (!stub) return;
   expect(upstreamHeaderText(stub)).not.toContain(env.issued.key);
-  for (const exchange of stub.exchanges) {
-    if (route.stub === 'anthropic') expect(exchange.headers['x-api-key']).toBe(UPSTREAM_SECRETS.STUB_ANTHROPIC_KEY);
-    if (route.stub === 'openai') expect(exchange.headers.authorization).toBe(`Bearer ${UPSTREAM_SECRETS.STUB_OPENAI_KEY}`);
-    if (route.stub === 'chat') expect(exchange.headers.authorization).toBeUndefined();
-  }
+  const expected = { anthropic: UPSTREAM_SECRETS.STUB_ANTHROPIC_KEY, openai: `Bearer ${UPSTREAM_SECRETS.STUB_OPENAI_KEY}`, chat: undefined, bedrock: 'sigv4' }[route.stub!];
+  for (const exchange of stub.exchanges) expect(upstreamCredential(route, exchange)).toBe(expected);
+}
+
+/**
+ * What Claude Code sent, as Bedrock got it: every beta either in the body's anthropic_beta or
+ * named in x-gateway-dropped, the same for metadata, and none of Bedrock's own invocation
+ * metrics in the stream Claude Code got. (The fake refused the body had it kept model or stream.)
+ */
+function expectBedrockRewrite(post: TapExchange, upstreamBody: Json): void {
+  const sent = JSON.parse(post.body) as Json;
+  const betas = String(post.headers['anthropic-beta'] ?? '').split(',').map((beta) => beta.trim()).filter(Boolean);
+  expect(betas.length).toBeGreaterThan(0);
+  const passed = (upstreamBody.anthropic_beta ?? []) as string[];
+  const dropped = String(post.responseHeaders['x-gateway-dropped'] ?? '').split(', ');
+  // Bedrock knows the advanced tool use beta by its earlier name.
+  const onBedrock = (beta: string) => (beta === 'advanced-tool-use-2025-11-20' ? 'tool-search-tool-2025-10-19' : beta);
+  for (const beta of betas) if (!passed.includes(onBedrock(beta))) expect({ beta, dropped }).toEqual({ beta, dropped: expect.arrayContaining([`anthropic-beta ${beta}`]) });
+  expect(passed.every((beta) => betas.map(onBedrock).includes(beta))).toBe(true);
+  expect(upstreamBody.anthropic_version).toBe('bedrock-2023-05-31');
+  if ('metadata' in sent) expect(dropped).toContain('metadata');
+  expect(upstreamBody.system).toEqual(sent.system);
+  expect(post.response).not.toContain('invocationMetrics');
 }
 
 describe(book.title, () => {
@@ -231,6 +267,7 @@ describe(book.title, () => {
           expect(creates[0]?.request.stream).toBe(true);
           expect(creates[0]?.request.model).toBe(route.upstreamModel ?? route.model);
           expectUpstreamCredentials(route);
+          if (route.stub === 'bedrock') expectBedrockRewrite(posts[0]!, creates[0]!.body!);
         } else {
           expect(result.result).toContain('Hello from the gateway simulator');
         }
@@ -275,7 +312,7 @@ describe(book.title, () => {
         // A failing count_tokens makes Claude Code fall back to billable max_tokens:1 messages calls.
         expect(tapPosts(env, MESSAGES)).toHaveLength(0);
         const stub = stubOf(env, route);
-        if (route.stub === 'anthropic') {
+        if (route.stub === 'anthropic' || route.stub === 'bedrock') {
           const upstream = stub!.exchanges.filter((exchange) => exchange.operation === 'count_tokens');
           expect(upstream).toHaveLength(counts.length);
           expect(upstream.map((exchange) => exchange.request?.model)).toEqual(counts.map(() => route.upstreamModel ?? route.model));
@@ -386,6 +423,17 @@ describe(book.title, () => {
         expect(JSON.parse(posts[0]!.response)).toMatchObject({ type: 'error', error: { type: 'rate_limit_error' } });
       });
 
+      cell(S.overloaded, async () => {
+        const stub = stubOf(env, route)!;
+        stub.script({ error: { status: stub.format === 'messages' ? 529 : 503, message: 'stub overloaded' } }, { text: 'Recovered after an overload.' });
+        const result = expectSuccess(await claude(route, ['-p', 'Say hi', '--output-format', 'json']));
+        expect(result.result).toBe('Recovered after an overload.');
+        expect(stub.creates()).toHaveLength(2);
+        const posts = tapPosts(env, MESSAGES);
+        expect(posts.map((exchange) => exchange.status)).toEqual([529, 200]);
+        expect(JSON.parse(posts[0]!.response)).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } });
+      });
+
       cell(S.midstream, async () => {
         const stub = stubOf(env, route)!;
         stub.script({ breakMidStream: true }, { text: 'Recovered without streaming.' });
@@ -401,6 +449,19 @@ describe(book.title, () => {
         expect(posts[0]?.response).toMatch(/event: error\ndata: \{"type":"error","error":\{"type":"api_error"/);
         await until(() => logsFor(env, route.model).length >= 2);
         expect(logsFor(env, route.model).map((line) => line.outcome).slice(-2)).toEqual(['upstream_failed', 'ok']);
+      });
+
+      cell(S.streamError, async () => {
+        const stub = stubOf(env, route)!;
+        stub.script({ streamError: true }, { text: 'Recovered after a failed stream.' });
+        const result = expectSuccess(await claude(route, ['-p', 'Say hi', '--output-format', 'json']));
+        expect(result.result).toBe('Recovered after a failed stream.');
+        expect(stub.creates()).toHaveLength(2);
+        const posts = tapPosts(env, MESSAGES);
+        expect(posts[0]?.status).toBe(200);
+        expect(posts[0]?.response).toMatch(/event: error\ndata: \{"type":"error","error":\{"type":"(overloaded_error|api_error)","message":"stub failure inside the stream"/);
+        await until(() => logsFor(env, route.model).length >= 2);
+        expect(logsFor(env, route.model).map((line) => line.outcome).slice(-2)).toEqual(['upstream_error', 'ok']);
       });
     });
   }

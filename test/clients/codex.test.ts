@@ -5,7 +5,7 @@ import { CODEX, codexEnv, runCodex, runCodexTui, writeCodexHome, type CodexResul
 import { CellBook, recordProbe, type Scenario } from './conformance.ts';
 import { startEnvironment, type ClientsEnvironment, type IssuedKey } from './environment.ts';
 import { assertIsolated } from './isolation.ts';
-import { clientRequests, describeRun, logsFor, reasoningItems, stubOf, tapPosts, toolCalls, toolResults, until, upstreamHeaderText } from './observe.ts';
+import { clientRequests, describeRun, logsFor, reasoningItems, stubOf, tapPosts, toolCalls, toolResults, until, upstreamCredential, upstreamHeaderText } from './observe.ts';
 import { CODEX_ROUTES, CROSS_FORMAT_READY, FALLBACK_ROUTES, UPSTREAM_SECRETS, type RouteSpec } from './routes.ts';
 import { containsDeep, type Json } from './upstream/wire.ts';
 
@@ -40,7 +40,7 @@ const S = {
     label: 'Reasoning, then a second turn (exec resume --last)',
     note: 'The reasoning item of turn 1 must reach the upstream again on turn 2 with its encrypted_content unchanged (Anthropic upstream: the thinking block with the same signature). A Chat Completions upstream has no encrypted reasoning: there the reasoning_content must reach Codex as a reasoning item that Codex sends back on turn 2 and the gateway accepts.',
   },
-  reasoningAlias: { id: 'reasoning-alias', label: 'Same, through a renamed route (upstreamModel)', notApplicable: { anthropic: CROSS_ALWAYS_RENAMES, 'openai-chat': CROSS_ALWAYS_RENAMES } },
+  reasoningAlias: { id: 'reasoning-alias', label: 'Same, through a renamed route (upstreamModel)', notApplicable: { anthropic: CROSS_ALWAYS_RENAMES, 'openai-chat': CROSS_ALWAYS_RENAMES, bedrock: CROSS_ALWAYS_RENAMES } },
   compaction: {
     id: 'compaction',
     label: 'Auto-compaction turn (model_auto_compact_token_limit)',
@@ -65,11 +65,23 @@ const S = {
     note: 'Codex does not retry 429s itself (retry_429: false in its provider settings); the gateway\'s fallback turns the rate limit into a served turn.',
   },
   retry429: { id: 'retry-429', label: 'Upstream 429 + retry-after: retried, then succeeds', notApplicable: { simulator: SIMULATOR_CANNOT_FAIL } },
+  overloaded: {
+    id: 'overloaded',
+    label: 'Upstream overloaded: retried, then succeeds',
+    notApplicable: { simulator: SIMULATOR_CANNOT_FAIL },
+    note: 'The upstream answers as it does when overloaded: OpenAI formats 503, Anthropic 529 overloaded_error, Bedrock ServiceUnavailableException (503). Codex gets 503 every time, retries, and gets the answer.',
+  },
   midstream: {
     id: 'midstream',
     label: 'Upstream connection drops mid-stream: recovers',
     notApplicable: { simulator: SIMULATOR_CANNOT_FAIL },
     note: 'The gateway ends the stream with response.failed (server_error); Codex reconnects and gets the answer.',
+  },
+  streamError: {
+    id: 'stream-error',
+    label: 'Upstream fails inside the stream: recovers',
+    notApplicable: { simulator: SIMULATOR_CANNOT_FAIL },
+    note: 'After a few events the upstream fails in its own format: Responses response.failed, Anthropic event: error (overloaded_error), a Chat Completions chunk carrying error, Bedrock an exception frame (modelStreamErrorException). Codex gets response.failed, reconnects, and gets the answer; the gateway logs the first try upstream_error.',
   },
 } satisfies Record<string, Scenario>;
 
@@ -138,11 +150,8 @@ function expectUpstreamCredentials(route: RouteSpec): void {
   const stub = stubOf(env, route);
   if (!stub) return;
   expect(upstreamHeaderText(stub)).not.toContain(env.issued.key);
-  for (const exchange of stub.exchanges) {
-    if (route.stub === 'anthropic') expect(exchange.headers['x-api-key']).toBe(UPSTREAM_SECRETS.STUB_ANTHROPIC_KEY);
-    if (route.stub === 'openai') expect(exchange.headers.authorization).toBe(`Bearer ${UPSTREAM_SECRETS.STUB_OPENAI_KEY}`);
-    if (route.stub === 'chat') expect(exchange.headers.authorization).toBeUndefined();
-  }
+  const expected = { anthropic: UPSTREAM_SECRETS.STUB_ANTHROPIC_KEY, openai: `Bearer ${UPSTREAM_SECRETS.STUB_OPENAI_KEY}`, chat: undefined, bedrock: 'sigv4' }[route.stub!];
+  for (const exchange of stub.exchanges) expect(upstreamCredential(route, exchange)).toBe(expected);
 }
 
 function gitRepo(): string {
@@ -356,6 +365,15 @@ describe(book.title, () => {
         expect(posts[0]?.responseHeaders['retry-after']).toBe('1');
       });
 
+      cell(S.overloaded, async () => {
+        const stub = stubOf(env, route)!;
+        stub.script({ error: { status: stub.format === 'messages' ? 529 : 503, message: 'stub overloaded' } }, { text: 'Recovered after an overload.' });
+        const messages = expectSuccess(await codexExec(route, 'Say hi'));
+        expect(messages.at(-1)).toBe('Recovered after an overload.');
+        expect(stub.creates()).toHaveLength(2);
+        expect(tapPosts(env, RESPONSES).map((exchange) => exchange.status)).toEqual([503, 200]);
+      });
+
       cell(S.midstream, async () => {
         const stub = stubOf(env, route)!;
         stub.script({ breakMidStream: true }, { text: 'Recovered after reconnecting.' });
@@ -369,6 +387,20 @@ describe(book.title, () => {
         expect(run.stdout).toMatch(/Reconnecting\.\.\. 1\/5/);
         await until(() => logsFor(env, route.model).length >= 2);
         expect(logsFor(env, route.model).map((line) => line.outcome).slice(-2)).toEqual(['upstream_failed', 'ok']);
+      });
+
+      cell(S.streamError, async () => {
+        const stub = stubOf(env, route)!;
+        stub.script({ streamError: true }, { text: 'Recovered after a failed stream.' });
+        const messages = expectSuccess(await codexExec(route, 'Say hi'));
+        expect(messages.at(-1)).toBe('Recovered after a failed stream.');
+        expect(stub.creates().map((exchange) => exchange.request.stream)).toEqual([true, true]);
+        const posts = tapPosts(env, RESPONSES);
+        expect(posts[0]?.status).toBe(200);
+        expect(posts[0]?.response).toContain('"type":"response.failed"');
+        expect(posts[0]?.response).toContain('stub failure inside the stream');
+        await until(() => logsFor(env, route.model).length >= 2);
+        expect(logsFor(env, route.model).map((line) => line.outcome).slice(-2)).toEqual(['upstream_error', 'ok']);
       });
     });
   }

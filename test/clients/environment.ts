@@ -7,14 +7,16 @@ import { CODEX } from './clis.ts';
 import { gatewayCatalog } from './codex-catalog.ts';
 import { CODEX_ROUTES, FALLBACK_ROUTES, routingConfig, STUB_FORMAT, UPSTREAM_SECRETS, type StubName } from './routes.ts';
 import { startTap, type Tap } from './tap.ts';
+import { BEDROCK_CREDENTIALS, ScriptedBedrock } from './upstream/scripted-bedrock.ts';
 import { ScriptedUpstream } from './upstream/scripted-upstream.ts';
 import type { Json } from './upstream/wire.ts';
 
 /**
  * One gateway for a test file, set up the way a user would: `npm start`'s entry
  * (bin/dev-server.ts) with a routing config file and its own data directory, and a key made by
- * the key CLI, whose printed `setup` configures the CLIs. Behind it, three scripted loopback
- * upstreams (one per upstream format); in front of it, the recording tap.
+ * the key CLI, whose printed `setup` configures the CLIs. Behind it, scripted loopback upstreams
+ * (one per upstream format, and Bedrock, which the gateway signs for with the AWS credentials in
+ * its environment); in front of it, the recording tap.
  */
 export interface IssuedKey {
   id: string;
@@ -48,11 +50,14 @@ export async function startEnvironment(label: string): Promise<ClientsEnvironmen
     anthropic: await new ScriptedUpstream(STUB_FORMAT.anthropic).start(),
     openai: await new ScriptedUpstream(STUB_FORMAT.openai).start(),
     chat: await new ScriptedUpstream(STUB_FORMAT.chat).start(),
+    bedrock: await new ScriptedBedrock().start(),
   };
   const configPath = join(root, 'routing.json');
-  writeFileSync(configPath, JSON.stringify(routingConfig({ anthropic: stubs.anthropic.url, openai: stubs.openai.url, chat: stubs.chat.url }), null, 2));
+  writeFileSync(configPath, JSON.stringify(routingConfig({ anthropic: stubs.anthropic.url, openai: stubs.openai.url, chat: stubs.chat.url, bedrock: stubs.bedrock.url }), null, 2));
   const env = { GATEWAY_CONFIG: configPath, GATEWAY_DATA_DIR: join(root, 'data'), GATEWAY_KEY_CACHE_SECONDS: '0', ...UPSTREAM_SECRETS };
-  const gateway = await startGatewayProcess(env);
+  // The operator's AWS credentials, as `npm start` finds them in its environment (the standard chain).
+  const aws = { AWS_ACCESS_KEY_ID: BEDROCK_CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: BEDROCK_CREDENTIALS.secretAccessKey, AWS_SESSION_TOKEN: BEDROCK_CREDENTIALS.sessionToken };
+  const gateway = await startGatewayProcess({ ...env, ...aws });
   const tap = await startTap(gateway.url);
 
   const createKey = async (name: string): Promise<IssuedKey> => {
@@ -124,6 +129,7 @@ async function startGatewayProcess(extra: Record<string, string>): Promise<Runni
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', ...extra };
   delete env.ANTHROPIC_API_KEY;
   delete env.OPENAI_API_KEY;
+  delete env.AWS_PROFILE;
   const child = spawn(process.execPath, ['bin/dev-server.ts'], { cwd: ROOT, env });
   let output = '';
   child.stdout.on('data', (chunk) => (output += chunk));

@@ -1,7 +1,8 @@
 import type { ClientsEnvironment } from './environment.ts';
 import type { RouteSpec } from './routes.ts';
 import type { TapExchange } from './tap.ts';
-import type { ScriptedUpstream } from './upstream/scripted-upstream.ts';
+import { BEDROCK_CREDENTIALS, BEDROCK_REGION } from './upstream/scripted-bedrock.ts';
+import type { Exchange, ScriptedUpstream } from './upstream/scripted-upstream.ts';
 import { readRequest, type Item, type Json, type WireFormat, type WireRequest } from './upstream/wire.ts';
 
 /** What a scenario looks at after a CLI run: the tap (client side), the stub (upstream side), the gateway log. */
@@ -43,6 +44,19 @@ export function logsFor(env: ClientsEnvironment, model: string): Json[] {
 /** Every header value an upstream saw, to check the gateway key never reaches it. */
 export function upstreamHeaderText(stub: ScriptedUpstream): string {
   return stub.exchanges.map((exchange) => JSON.stringify(exchange.headers)).join('\n');
+}
+
+/**
+ * How the upstream authenticated the gateway: its API key, or (Bedrock) a SigV4 signature over
+ * the gateway's own AWS credentials, which the fake verified before answering. Never the
+ * client's key.
+ */
+export function upstreamCredential(route: RouteSpec, exchange: Exchange): string | undefined {
+  if (route.stub === 'anthropic') return String(exchange.headers['x-api-key']);
+  if (route.stub !== 'bedrock') return exchange.headers.authorization;
+  const signature = new RegExp(`^AWS4-HMAC-SHA256 Credential=${BEDROCK_CREDENTIALS.accessKeyId}/\\d{8}/${BEDROCK_REGION}/bedrock/aws4_request, SignedHeaders=[^ ]+, Signature=[0-9a-f]{64}$`);
+  const signed = signature.test(String(exchange.headers.authorization)) && exchange.headers['x-amz-security-token'] === BEDROCK_CREDENTIALS.sessionToken;
+  return signed && exchange.headers['x-api-key'] === undefined ? 'sigv4' : `unexpected: ${JSON.stringify(exchange.headers)}`;
 }
 
 export async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {

@@ -1,3 +1,4 @@
+import { BEDROCK_REGION } from './upstream/scripted-bedrock.ts';
 import type { WireFormat } from './upstream/wire.ts';
 
 /**
@@ -8,8 +9,8 @@ import type { WireFormat } from './upstream/wire.ts';
 export const CROSS_FORMAT_READY: boolean = process.env.CROSS_FORMAT_READY === undefined ? true : process.env.CROSS_FORMAT_READY === '1';
 
 export type Client = 'claude-code' | 'codex';
-export type RouteId = 'anthropic' | 'openai' | 'openai-chat' | 'simulator';
-export type StubName = 'anthropic' | 'openai' | 'chat';
+export type RouteId = 'anthropic' | 'openai' | 'openai-chat' | 'bedrock' | 'simulator';
+export type StubName = 'anthropic' | 'openai' | 'chat' | 'bedrock';
 
 export interface RouteSpec {
   id: RouteId;
@@ -29,7 +30,19 @@ export interface RouteSpec {
   crossFormat: boolean;
 }
 
-export const STUB_FORMAT: Record<StubName, WireFormat> = { anthropic: 'messages', openai: 'responses', chat: 'chat' };
+export const STUB_FORMAT: Record<StubName, WireFormat> = { anthropic: 'messages', openai: 'responses', chat: 'chat', bedrock: 'messages' };
+
+/**
+ * Bedrock model ids, one of each form: a foundation model (the one CountTokens takes), a
+ * cross-Region inference profile, and an application inference profile ARN (a `/` and `:`s in
+ * the path segment the gateway encodes and signs).
+ */
+export const BEDROCK_MODELS = {
+  foundation: 'anthropic.claude-sonnet-5-v1:0',
+  profile: 'us.anthropic.claude-haiku-4-5-20251001-v1:0',
+  codexProfile: 'us.anthropic.claude-sonnet-5-v1:0',
+  applicationProfile: `arn:aws:bedrock:${BEDROCK_REGION}:123456789012:application-inference-profile/cc0bedrock01`,
+};
 
 // Same-format routes use provider model names unchanged (passthrough, byte for byte); the
 // `alias` names exercise a route rename. Cross-format routes always rename (different providers).
@@ -78,6 +91,18 @@ export const CLAUDE_ROUTES: RouteSpec[] = [
     stub: 'chat',
     crossFormat: true,
   },
+  {
+    // Same format: the Messages request passes through, rewritten as InvokeModel takes it.
+    id: 'bedrock',
+    label: 'bedrock upstream (InvokeModel, SigV4)',
+    model: 'claude-gw-bedrock',
+    upstreamModel: BEDROCK_MODELS.foundation,
+    smallModel: 'claude-gw-bedrock-small',
+    smallUpstreamModel: BEDROCK_MODELS.profile,
+    alias: { model: 'claude-gw-bedrock-arn', upstreamModel: BEDROCK_MODELS.applicationProfile },
+    stub: 'bedrock',
+    crossFormat: false,
+  },
 ];
 
 export const CODEX_ROUTES: RouteSpec[] = [
@@ -85,6 +110,7 @@ export const CODEX_ROUTES: RouteSpec[] = [
   { id: 'simulator', label: 'simulator', model: 'gpt-gw-simulator', upstreamModel: undefined, smallModel: undefined, smallUpstreamModel: undefined, alias: { model: 'gpt-gw-simulator-alias', upstreamModel: 'gpt-simulated-upstream' }, stub: undefined, crossFormat: false },
   { id: 'anthropic', label: 'anthropic upstream (Messages)', model: 'gpt-gw-anthropic', upstreamModel: 'claude-sonnet-5', smallModel: undefined, smallUpstreamModel: undefined, alias: undefined, stub: 'anthropic', crossFormat: true },
   { id: 'openai-chat', label: 'openai-chat upstream (Chat Completions)', model: 'gpt-gw-chat', upstreamModel: 'local-coder', smallModel: undefined, smallUpstreamModel: undefined, alias: undefined, stub: 'chat', crossFormat: true },
+  { id: 'bedrock', label: 'bedrock upstream (Claude, InvokeModel, SigV4)', model: 'gpt-gw-bedrock', upstreamModel: BEDROCK_MODELS.codexProfile, smallModel: undefined, smallUpstreamModel: undefined, alias: undefined, stub: 'bedrock', crossFormat: true },
 ];
 
 /**
@@ -96,7 +122,11 @@ export const FALLBACK_ROUTES = {
   codex: { model: 'gpt-gw-fallback', primary: 'openai' as StubName, primaryModel: 'gpt-5.5', fallback: 'anthropic' as StubName, fallbackModel: 'claude-sonnet-5' },
 };
 
-/** Upstream credentials the gateway holds (the CLIs never see them). The chat upstream has none, like a self-hosted server. */
+/**
+ * Upstream credentials the gateway holds (the CLIs never see them). The chat upstream has none,
+ * like a self-hosted server; Bedrock has no key either: the gateway signs with the AWS
+ * credentials in its environment (BEDROCK_CREDENTIALS).
+ */
 export const UPSTREAM_SECRETS = { STUB_ANTHROPIC_KEY: 'sk-ant-stub-upstream-secret', STUB_OPENAI_KEY: 'sk-stub-openai-upstream-secret' };
 
 /** The routing config file the suite gives `npm start` (GATEWAY_CONFIG). */
@@ -116,6 +146,7 @@ export function routingConfig(stubUrls: Record<StubName, string>): unknown {
       anthropic: { type: 'anthropic', baseUrl: stubUrls.anthropic, apiKeyEnv: 'STUB_ANTHROPIC_KEY' },
       openai: { type: 'openai', baseUrl: `${stubUrls.openai}/v1`, apiKeyEnv: 'STUB_OPENAI_KEY' },
       chat: { type: 'openai-chat', baseUrl: `${stubUrls.chat}/v1` },
+      bedrock: { type: 'bedrock', region: BEDROCK_REGION, baseUrl: stubUrls.bedrock },
       sim: { type: 'simulator' },
     },
     routes,

@@ -12,6 +12,8 @@ import { sendJson, startUpstream, type UpstreamStub } from '../support/upstream-
  */
 const PROFILE = 'us.anthropic.claude-sonnet-5-v1:0';
 const BARE = 'anthropic.claude-haiku-4-5-20251001-v1:0';
+const BEDROCK_API_KEY = 'ABSKZmFrZS1iZWRyb2NrLWFwaS1rZXk=';
+const APP_PROFILE = 'arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3d4e5f6';
 let fake: BedrockFake;
 let anthropicApi: UpstreamStub;
 let gateway: Harness;
@@ -20,18 +22,25 @@ let anthropic: Anthropic;
 let openai: OpenAI;
 
 beforeAll(async () => {
-  fake = await startBedrockFake({ credentials: [{ accessKeyId: 'test', secretAccessKey: 'test' }] });
+  fake = await startBedrockFake({ credentials: [{ accessKeyId: 'test', secretAccessKey: 'test' }], apiKeys: [BEDROCK_API_KEY] });
   anthropicApi = await startUpstream();
   gateway = await startGateway({
     config: {
-      upstreams: { br: { type: 'bedrock', region: 'us-east-1', baseUrl: fake.url }, ant: { type: 'anthropic', baseUrl: anthropicApi.url } },
+      upstreams: {
+        br: { type: 'bedrock', region: 'us-east-1', baseUrl: fake.url },
+        brKeyed: { type: 'bedrock', region: 'us-east-1', baseUrl: fake.url, apiKeyEnv: 'BEDROCK_API_KEY' },
+        ant: { type: 'anthropic', baseUrl: anthropicApi.url },
+      },
       routes: [
         { model: 'claude-sonnet-5', upstream: 'br', upstreamModel: PROFILE },
         { model: 'claude-haiku-4-5', upstream: 'br', upstreamModel: BARE },
         { model: 'gpt-on-bedrock', upstream: 'br', upstreamModel: PROFILE },
+        { model: 'claude-app-profile', upstream: 'br', upstreamModel: APP_PROFILE },
         { model: 'claude-with-fallback', upstream: 'ant', fallbacks: [{ upstream: 'br', upstreamModel: PROFILE }] },
+        { model: 'claude-keyed', upstream: 'brKeyed', upstreamModel: PROFILE },
       ],
     },
+    env: { BEDROCK_API_KEY },
     settings: { keepaliveMs: 100 },
   });
   ({ key } = await gateway.issueKey());
@@ -115,6 +124,26 @@ test('a thinking and tool round trip: the signature comes back to Bedrock byte f
   expect((sent.body.messages as { content: unknown[] }[])[1]?.content[0]).toEqual({ type: 'thinking', thinking: 'I should list the files.', signature });
 });
 
+test('an application inference profile ARN is one encoded path segment, signed as such (the fake recomputes the signature)', async () => {
+  fake.script({ events: textEvents('Via the ARN.') });
+  const message = await anthropic.messages.stream({ model: 'claude-app-profile', ...ask }).finalMessage();
+  expect(message.content).toEqual([{ type: 'text', text: 'Via the ARN.' }]);
+  expect(fake.requests.at(-1)).toMatchObject({ modelId: APP_PROFILE, rawPath: `/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A123456789012%3Aapplication-inference-profile%2Fa1b2c3d4e5f6/invoke-with-response-stream` });
+  // An ARN cannot count tokens: estimated, Bedrock not asked.
+  const before = fake.requests.length;
+  const counted = await anthropic.messages.countTokens({ model: 'claude-app-profile', messages: [{ role: 'user', content: 'count me' }] }).withResponse();
+  expect(counted.response.headers.get('x-token-count')).toBe('estimated');
+  expect(fake.requests.length).toBe(before);
+});
+
+test('a Bedrock API key (apiKeyEnv) is sent as a bearer token instead of a signature', async () => {
+  fake.script({ events: textEvents('With an API key.') });
+  const message = await anthropic.messages.stream({ model: 'claude-keyed', ...ask }).finalMessage();
+  expect(message.content).toEqual([{ type: 'text', text: 'With an API key.' }]);
+  expect(fake.requests.at(-1)?.headers).toMatchObject({ authorization: `Bearer ${BEDROCK_API_KEY}` });
+  expect(fake.requests.at(-1)?.headers['x-amz-date']).toBeUndefined();
+});
+
 test('Responses clients (Codex) reach Bedrock Claude through the translator, streamed and not', async () => {
   fake.script({ events: textEvents('Codex on Bedrock.') }, { events: textEvents('Again.') });
   const raw = await fetch(`${gateway.url}/second/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-on-bedrock', input: 'hi', stream: true }) });
@@ -122,6 +151,14 @@ test('Responses clients (Codex) reach Bedrock Claude through the translator, str
   expect(fake.requests.at(-1)).toMatchObject({ action: 'invoke-with-response-stream', modelId: PROFILE });
   const response = await openai.responses.create({ model: 'gpt-on-bedrock', input: 'hi' });
   expect(response.output_text).toBe('Again.');
+});
+
+test('structured output from a Responses client (Codex\'s title request) reaches Bedrock as output_config.format', async () => {
+  const schema = { type: 'object', properties: { title: { type: 'string' } }, required: ['title'], additionalProperties: false };
+  fake.script({ events: textEvents('{"title":"Bedrock"}') });
+  const response = await openai.responses.create({ model: 'gpt-on-bedrock', input: 'name this', text: { format: { type: 'json_schema', name: 'codex_output_schema', strict: true, schema } } });
+  expect(JSON.parse(response.output_text)).toEqual({ title: 'Bedrock' });
+  expect(fake.requests.at(-1)?.body.output_config).toEqual({ format: { type: 'json_schema', schema } });
 });
 
 test('count_tokens: Bedrock CountTokens for a bare model id, the local estimate for an inference profile', async () => {
@@ -140,6 +177,7 @@ test('count_tokens: Bedrock CountTokens for a bare model id, the local estimate 
 test.each([
   ['ThrottlingException', 429, Anthropic.RateLimitError, 429, 'rate_limit_error'],
   ['ServiceUnavailableException', 503, Anthropic.InternalServerError, 529, 'overloaded_error'],
+  ['ModelNotReadyException', 429, Anthropic.InternalServerError, 529, 'overloaded_error'],
   ['ValidationException', 400, Anthropic.BadRequestError, 400, 'invalid_request_error'],
   ['AccessDeniedException', 403, Anthropic.PermissionDeniedError, 403, 'permission_error'],
 ] as const)('%s becomes the status and type Anthropic clients expect', async (exception, status, ErrorClass, clientStatus, type) => {

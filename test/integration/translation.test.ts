@@ -215,6 +215,23 @@ describe('errors across formats', () => {
     await expect(openai.responses.create({ model: 'gpt-via-claude', input: 'hi' })).rejects.toMatchObject({ status: 503, code: 'server_is_overloaded' });
   });
 
+  test('an OpenAI-format upstream overloaded (503 server_error) reaches a Messages client as 529 overloaded_error, not as 500', async () => {
+    for (const [upstream, model] of [[responsesUpstream, 'claude-via-gpt'], [chatUpstream, 'claude-via-vllm']] as const) {
+      upstream.reply(sendJson(503, { error: { message: 'The server is overloaded or not ready yet.', type: 'server_error', param: null, code: null } }));
+      await expect(anthropic.messages.create({ model, max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] })).rejects.toMatchObject({ status: 529, error: { error: { type: 'overloaded_error' } } });
+    }
+    responsesUpstream.reply(sendJson(500, { error: { message: 'boom', type: 'server_error', param: null, code: null } }));
+    await expect(anthropic.messages.create({ model: 'claude-via-gpt', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] })).rejects.toMatchObject({ status: 500, error: { error: { type: 'api_error' } } });
+  });
+
+  test('an overload inside an Anthropic stream reaches a Responses client as response.failed server_error (Codex reconnects; it gives up at server_is_overloaded)', async () => {
+    messagesUpstream.reply(sendSse('event: message_start\ndata: {"type":"message_start","message":{"id":"m","type":"message","role":"assistant","content":[],"model":"claude-sonnet-5","usage":{"input_tokens":1,"output_tokens":1}}}\n\nevent: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n'));
+    const response = await fetch(`${gateway.url}/second/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${openai.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-via-claude', input: 'hi', stream: true }) });
+    const text = await response.text();
+    expect(text).toContain('"type":"response.failed"');
+    expect(text).toContain('"error":{"code":"server_error","message":"Overloaded"}');
+  });
+
   test('context overflow reaches a Messages client in the form Claude Code recognises', async () => {
     responsesUpstream.reply(sendJson(400, { error: { message: 'Your input exceeds the context window of this model.', type: 'invalid_request_error', param: 'input', code: 'context_length_exceeded' } }));
     await expect(anthropic.messages.create({ model: 'claude-via-gpt', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] })).rejects.toMatchObject({

@@ -134,3 +134,33 @@ test('what Bedrock would refuse is refused: no signature, a wrong secret, an alt
   otherRegion.destroy();
   recording.destroy();
 });
+
+test('a Bedrock API key from the AWS SDK (bearer auth instead of SigV4) is taken; an unknown one refused', async () => {
+  const keyed = await startBedrockFake({ apiKeys: ['ABSKZmFrZS1iZWRyb2NrLWFwaS1rZXk='] });
+  const withKey = (token: string) => new BedrockRuntimeClient({ endpoint: keyed.url, region: 'us-east-1', token: { token }, authSchemePreference: ['httpBearerAuth'], maxAttempts: 1, requestHandler: new NodeHttpHandler() });
+  const good = withKey('ABSKZmFrZS1iZWRyb2NrLWFwaS1rZXk=');
+  const bad = withKey('ABSKbm90LXRoZS1rZXk=');
+  try {
+    await good.send(new InvokeModelCommand({ modelId: MODEL_IDS[1], body }));
+    expect(keyed.requests.at(-1)?.headers.authorization).toBe('Bearer ABSKZmFrZS1iZWRyb2NrLWFwaS1rZXk=');
+    await expect(bad.send(new InvokeModelCommand({ modelId: MODEL_IDS[1], body }))).rejects.toMatchObject({ $metadata: { httpStatusCode: 403 } });
+  } finally {
+    good.destroy();
+    bad.destroy();
+    await keyed.close();
+  }
+});
+
+test('an InvokeModel body Bedrock would refuse is refused: no anthropic_version, or model or stream in the body (also inside CountTokens)', async () => {
+  const refused = async (modelBody: Record<string, unknown>, count = false) => {
+    const error = count
+      ? await client.send(new CountTokensCommand({ modelId: MODEL_IDS[0], input: { invokeModel: { body: new TextEncoder().encode(JSON.stringify(modelBody)) } } })).catch((caught: unknown) => caught)
+      : await client.send(new InvokeModelCommand({ modelId: MODEL_IDS[0], body: JSON.stringify(modelBody) })).catch((caught: unknown) => caught);
+    return error instanceof ValidationException ? error.message : `not refused: ${JSON.stringify(error)}`;
+  };
+  const valid = JSON.parse(body) as Record<string, unknown>;
+  expect(await refused({ ...valid, anthropic_version: undefined })).toMatch(/required key \[anthropic_version\]/);
+  expect(await refused({ ...valid, model: 'claude-sonnet-5' })).toBe('extraneous key [model] is not permitted');
+  expect(await refused({ ...valid, stream: true })).toBe('extraneous key [stream] is not permitted');
+  expect(await refused({ ...valid, model: 'claude-sonnet-5' }, true)).toBe('extraneous key [model] is not permitted');
+});

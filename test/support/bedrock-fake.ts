@@ -7,7 +7,7 @@ import { verifySignature } from './sigv4-verify.ts';
 /**
  * A loopback Amazon Bedrock Runtime: InvokeModel, InvokeModelWithResponseStream (the binary
  * `application/vnd.amazon.eventstream`) and CountTokens. It verifies AWS SigV4 on every request
- * and refuses a bad or missing signature as Bedrock does. The signature check and the
+ * (or a Bedrock API key it was given) and refuses a bad or missing signature as Bedrock does. The signature check and the
  * event-stream encoder are written here from the AWS specifications with node:crypto and
  * node:zlib, independently of the gateway's code (which uses @smithy), so the two cannot agree on
  * a shared mistake; test/support/bedrock-fake.test.ts proves the fake against the official
@@ -16,11 +16,17 @@ import { verifySignature } from './sigv4-verify.ts';
 export const FAKE_CREDENTIALS = { accessKeyId: 'AKIAFAKEBEDROCK00001', secretAccessKey: 'fake-bedrock-secret-key/0123456789abcdef', sessionToken: 'fake-session-token' };
 
 export type BedrockAnswer =
-  /** Anthropic Messages events (the JSON objects): streamed as chunks, or assembled as one Message for /invoke. */
-  | { events: Record<string, unknown>[]; exceptionAfter?: { type: string; message: string }; corruptAfter?: number; gapMs?: number }
+  /**
+   * Anthropic Messages events (the JSON objects): streamed as chunks, or assembled as one Message
+   * for /invoke; a stream may end with an exception frame, a corrupt frame, or the connection
+   * dropped after the events.
+   */
+  | { events: Record<string, unknown>[]; exceptionAfter?: { type: string; message: string }; corruptAfter?: number; gapMs?: number; dropAfter?: boolean }
   /** A Bedrock error answer: exception name (e.g. ThrottlingException) and status. */
   | { error: { type: string; status: number; message: string; headers?: Record<string, string> } }
-  | { json: unknown };
+  | { json: unknown }
+  /** The connection dropped before any answer. */
+  | { drop: true };
 
 export interface BedrockRequest {
   action: 'invoke' | 'invoke-with-response-stream' | 'count-tokens';
@@ -42,9 +48,22 @@ export interface BedrockFake {
   close(): Promise<void>;
 }
 
-export async function startBedrockFake(options: { region?: string; credentials?: { accessKeyId: string; secretAccessKey: string }[] } = {}): Promise<BedrockFake> {
+export interface BedrockFakeOptions {
+  region?: string;
+  credentials?: { accessKeyId: string; secretAccessKey: string }[];
+  /** Bedrock API keys it takes as `Authorization: Bearer` instead of a signature (https://docs.aws.amazon.com/bedrock/latest/userguide/api-keys.html). */
+  apiKeys?: string[];
+  /**
+   * Answers each request (signature verified, body valid) instead of the script; undefined
+   * falls back to the fake's own answer (the script, or its token count for CountTokens).
+   */
+  onRequest?: (request: BedrockRequest) => BedrockAnswer | undefined;
+}
+
+export async function startBedrockFake(options: BedrockFakeOptions = {}): Promise<BedrockFake> {
   const region = options.region ?? 'us-east-1';
   const secrets = new Map((options.credentials ?? [FAKE_CREDENTIALS]).map((credential) => [credential.accessKeyId, credential.secretAccessKey]));
+  const apiKeys = new Set(options.apiKeys ?? []);
   const requests: BedrockRequest[] = [];
   let queue: BedrockAnswer[] = [];
   let seed: number | undefined;
@@ -54,7 +73,8 @@ export async function startBedrockFake(options: { region?: string; credentials?:
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       const match = /^\/model\/([^/]+)\/(invoke|invoke-with-response-stream|count-tokens)$/.exec(req.url ?? '');
-      const problem = verifySignature(req, body, secrets, { region, service: 'bedrock' });
+      const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+      const problem = bearer === undefined ? verifySignature(req, body, secrets, { region, service: 'bedrock' }) : apiKeys.has(bearer) ? undefined : { status: 403, type: 'UnrecognizedClientException', message: 'Invalid API Key format: Must start with pre-defined prefix' };
       if (problem) return sendError(res, problem.status, problem.type, problem.message);
       if (req.method !== 'POST' || !match) return sendError(res, 404, 'UnknownOperationException', 'Unknown operation');
       let parsed: Record<string, unknown>;
@@ -64,9 +84,12 @@ export async function startBedrockFake(options: { region?: string; credentials?:
         return sendError(res, 400, 'ValidationException', 'Malformed input request, please reformat your input and try again.');
       }
       const request: BedrockRequest = { action: match[2] as BedrockRequest['action'], modelId: decodeURIComponent(match[1] as string), rawPath: req.url as string, headers: req.headers, body: parsed, rawBody: body.toString('utf8') };
+      const invalid = invalidBody(request);
+      if (invalid) return sendError(res, 400, 'ValidationException', invalid);
       requests.push(request);
-      if (request.action === 'count-tokens') return sendJson(res, 200, { inputTokens: countTokens(parsed) });
-      void answer(res, request, queue.shift() ?? { events: textEvents('Hello from the Bedrock fake.') }, seed);
+      const hooked = options.onRequest?.(request);
+      if (hooked === undefined && request.action === 'count-tokens') return sendJson(res, 200, { inputTokens: countTokens(parsed) });
+      void answer(res, request, hooked ?? queue.shift() ?? { events: textEvents('Hello from the Bedrock fake.') }, seed);
     });
   });
   const url = await listen(server);
@@ -84,6 +107,7 @@ export async function startBedrockFake(options: { region?: string; credentials?:
 }
 
 async function answer(res: http.ServerResponse, request: BedrockRequest, scripted: BedrockAnswer, seed: number | undefined): Promise<void> {
+  if ('drop' in scripted) return void res.socket?.destroy();
   if ('error' in scripted) return sendError(res, scripted.error.status, scripted.error.type, scripted.error.message, scripted.error.headers);
   if ('json' in scripted) return sendJson(res, 200, scripted.json);
   if (request.action === 'invoke') return sendJson(res, 200, assemble(scripted.events));
@@ -102,7 +126,32 @@ async function answer(res: http.ServerResponse, request: BedrockRequest, scripte
     res.write(piece);
     if (scripted.gapMs) await new Promise((resolve) => setTimeout(resolve, scripted.gapMs));
   }
-  res.end();
+  // Let the frames leave before the connection drops, as a service failing mid-answer would.
+  if (scripted.dropAfter) setTimeout(() => res.socket?.destroy(), 50);
+  else res.end();
+}
+
+/**
+ * What Bedrock refuses in any InvokeModel body (or the one inside CountTokens), as documented
+ * for Claude (https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-anthropic-claude-messages-request-response.html):
+ * `anthropic_version` is required (AWS documents bedrock-2023-05-31; @anthropic-ai/bedrock-sdk
+ * sends its own API version date there, so any string is taken); the model is the path's, and
+ * streaming the action's, so `model` and `stream` are not body members; `anthropic_beta` is a list.
+ */
+function invalidBody(request: BedrockRequest): string | undefined {
+  const inner = request.action === 'count-tokens' ? (request.body.input as { invokeModel?: { body?: string } } | undefined)?.invokeModel?.body : undefined;
+  let body = request.body;
+  if (request.action === 'count-tokens') {
+    try {
+      body = JSON.parse(Buffer.from(inner ?? '', 'base64').toString('utf8'));
+    } catch {
+      return 'The provided request is not valid';
+    }
+  }
+  if (typeof body.anthropic_version !== 'string') return 'Malformed input request: #: required key [anthropic_version] not found, please reformat your input and try again.';
+  for (const member of ['model', 'stream']) if (member in body) return `extraneous key [${member}] is not permitted`;
+  if ('anthropic_beta' in body && !(Array.isArray(body.anthropic_beta) && body.anthropic_beta.every((beta) => typeof beta === 'string'))) return 'anthropic_beta: Input should be a valid list';
+  return undefined;
 }
 
 /** One event-stream message: prelude (lengths + CRC), string headers, payload, message CRC. */

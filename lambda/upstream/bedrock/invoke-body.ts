@@ -10,10 +10,9 @@ import { parseJsonObject, prependTopLevelMember, removeTopLevelMembers, topLevel
  * and system prompt, and prompt-cache prefixes to the exact bytes.
  *
  * Bedrock refuses some betas ("invalid beta flag") and body members ("Extra inputs are not
- * permitted") that Claude Code sends to a Messages gateway; they are removed and reported. The
- * lists follow LiteLLM's per-provider beta map for Bedrock InvokeModel
- * (BerriAI/litellm, litellm/anthropic_beta_headers_config.json) and coder/aibridge's field
- * filtering (coder/aibridge#226); details and sources in docs/bedrock.md.
+ * permitted") that Claude Code sends to a Messages gateway; they are removed and reported. AWS
+ * documents betas per feature, not as a list, so the betas are an allowlist of those known to
+ * work on Bedrock; why each list is what it is: docs/bedrock.md.
  */
 const BEDROCK_BETAS: ReadonlySet<string> = new Set([
   'computer-use-2025-01-24',
@@ -41,8 +40,14 @@ const REFUSED_MEMBERS = ['metadata', 'service_tier', 'container', 'inference_geo
 /** Members Bedrock accepts only together with one of their betas. */
 const MEMBERS_NEEDING_BETA: Readonly<Record<string, readonly string[]>> = {
   context_management: ['context-management-2025-06-27', 'compact-2026-01-12'],
-  output_config: ['effort-2025-11-24'],
 };
+
+/**
+ * `output_config.format` (structured outputs) is documented for InvokeModel without a beta
+ * (https://docs.aws.amazon.com/bedrock/latest/userguide/structured-output.html); the rest of
+ * `output_config` (`effort`) is passed only with the effort beta.
+ */
+const EFFORT_BETA = 'effort-2025-11-24';
 
 export const BEDROCK_ANTHROPIC_VERSION = 'bedrock-2023-05-31';
 
@@ -72,7 +77,18 @@ export function toInvokeBody(clientBody: string, betaHeader: string | undefined)
   for (const [member, needs] of Object.entries(MEMBERS_NEEDING_BETA)) {
     if (keys.has(member) && !needs.some((beta) => bodyBetas.includes(beta))) drop(member);
   }
+  let outputConfig: string | undefined;
+  if (keys.has('output_config') && !bodyBetas.includes(EFFORT_BETA)) {
+    const { kept, removed } = formatOnly(parseJsonObject(clientBody)?.output_config);
+    if (kept === undefined) drop('output_config');
+    else if (removed.length > 0) {
+      remove.add('output_config');
+      outputConfig = kept;
+      dropped.push(...removed.map((member) => `output_config.${member}`));
+    }
+  }
   let body = removeTopLevelMembers(clientBody, remove);
+  if (outputConfig !== undefined) body = prependTopLevelMember(body, 'output_config', outputConfig);
   if (betas.length > 0) body = prependTopLevelMember(body, 'anthropic_beta', JSON.stringify(betas));
   if (!keys.has('anthropic_version')) body = prependTopLevelMember(body, 'anthropic_version', JSON.stringify(BEDROCK_ANTHROPIC_VERSION));
   return { body, dropped };
@@ -81,4 +97,11 @@ export function toInvokeBody(clientBody: string, betaHeader: string | undefined)
 function betasInBody(body: string): string[] {
   const betas = parseJsonObject(body)?.anthropic_beta;
   return Array.isArray(betas) ? betas.filter((beta): beta is string => typeof beta === 'string') : [];
+}
+
+/** `output_config` reduced to its `format` (re-serialized: unlike messages and system, nothing is bound to its bytes). */
+function formatOnly(outputConfig: unknown): { kept: string | undefined; removed: string[] } {
+  if (typeof outputConfig !== 'object' || outputConfig === null || !('format' in outputConfig)) return { kept: undefined, removed: [] };
+  const removed = Object.keys(outputConfig).filter((member) => member !== 'format');
+  return { kept: JSON.stringify({ format: (outputConfig as { format: unknown }).format }), removed };
 }

@@ -45,6 +45,20 @@ export function partialFrames(format: WireFormat, request: WireRequest): string[
   return chatFrames(request, answer).slice(0, 2);
 }
 
+/**
+ * The first frames of a text answer, then the format's own in-stream failure: Anthropic's
+ * `event: error` (overloaded_error, what the API sends when it overloads mid-answer), OpenAI
+ * Responses' `response.failed`, a Chat Completions chunk carrying `error` (what OpenAI-compatible
+ * servers send); the stream then ends.
+ */
+export function streamErrorFrames(format: WireFormat, request: WireRequest, message: string): string[] {
+  const frames = partialFrames(format, request);
+  if (format === 'messages') return [...frames, sse('error', { error: { type: 'overloaded_error', message } })];
+  if (format === 'chat') return [...frames, chatFrame({ error: { message, type: 'server_error', code: null } })];
+  const response = { ...responseObject(request, `resp_${hex()}`, 'failed', [], null), error: { code: 'server_error', message } };
+  return [...frames, sse('response.failed', { sequence_number: frames.length, response })];
+}
+
 /** An error body in the format's own envelope. */
 export function errorBody(format: WireFormat, status: number, message: string): Json {
   if (format === 'messages') {
@@ -282,4 +296,9 @@ function halves(text: string): string[] {
   if (text.length < 2) return [text];
   const half = Math.ceil(text.length / 2);
   return [text.slice(0, half), text.slice(half)];
+}
+
+/** The Anthropic stream events (JSON) in SSE frames, as Bedrock wraps them one per chunk: Bedrock sends no pings. */
+export function eventsOf(frames: string[]): Json[] {
+  return frames.map((frame) => JSON.parse(frame.slice(frame.indexOf('\ndata: ') + '\ndata: '.length)) as Json).filter((event) => event.type !== 'ping');
 }

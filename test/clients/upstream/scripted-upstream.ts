@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { startUpstream, type RecordedRequest, type UpstreamStub } from '../../support/upstream-stub.ts';
-import { errorBody, hex, partialFrames, render, type Answer } from './render.ts';
+import { errorBody, hex, partialFrames, render, streamErrorFrames, type Answer } from './render.ts';
 import { isRecord, readRequest, type Json, type WireFormat, type WireRequest } from './wire.ts';
 
 /**
@@ -22,6 +22,8 @@ export interface Step {
   error?: { status: number; retryAfter?: number; message?: string };
   /** Start streaming, then drop the connection mid-stream. */
   breakMidStream?: boolean;
+  /** Start streaming, then fail inside the stream in the format's own way (render.ts streamErrorFrames; Bedrock: an exception frame). */
+  streamError?: boolean;
 }
 
 export interface Exchange {
@@ -49,26 +51,27 @@ const PATHS: Record<WireFormat, { create: string; count?: string }> = {
 export class ScriptedUpstream {
   readonly format: WireFormat;
   readonly exchanges: Exchange[] = [];
-  private queue: Step[] = [];
-  private stub: UpstreamStub | undefined;
-  private counter = 0;
+  protected queue: Step[] = [];
+  /** The loopback server answering (a plain HTTP stub here; the Bedrock fake in ScriptedBedrock). */
+  protected server: Pick<UpstreamStub, 'url' | 'close'> | undefined;
+  protected counter = 0;
 
   constructor(format: WireFormat) {
     this.format = format;
   }
 
   get url(): string {
-    if (!this.stub) throw new Error('upstream not started');
-    return this.stub.url;
+    if (!this.server) throw new Error('upstream not started');
+    return this.server.url;
   }
 
   async start(): Promise<this> {
-    this.stub = await startUpstream((request, res) => this.answer(request, res));
+    this.server = await startUpstream((request, res) => this.answer(request, res));
     return this;
   }
 
   async close(): Promise<void> {
-    await this.stub?.close();
+    await this.server?.close();
   }
 
   /** Forgets earlier requests and scripts the next answers. */
@@ -86,6 +89,15 @@ export class ScriptedUpstream {
     return this.queue.length;
   }
 
+  /** Keeps a request; a model request takes the next step if that step accepts it. */
+  protected record(seen: Pick<Exchange, 'method' | 'url' | 'headers' | 'body' | 'operation' | 'request'>): Exchange {
+    const exchange: Exchange = { ...seen, n: ++this.counter, at: Date.now(), step: undefined, status: 0, answer: undefined };
+    this.exchanges.push(exchange);
+    const head = this.queue[0];
+    if (seen.operation === 'create' && seen.request && head && (!head.when || head.when(seen.request))) exchange.step = this.queue.shift();
+    return exchange;
+  }
+
   private answer(recorded: RecordedRequest, res: ServerResponse): void {
     const path = new URL(recorded.url, 'http://stub').pathname;
     let body: Json | undefined;
@@ -97,20 +109,7 @@ export class ScriptedUpstream {
     }
     const paths = PATHS[this.format];
     const operation = recorded.method === 'POST' && path === paths.create ? 'create' : recorded.method === 'POST' && path === paths.count ? 'count_tokens' : 'other';
-    const exchange: Exchange = {
-      n: ++this.counter,
-      at: Date.now(),
-      method: recorded.method,
-      url: recorded.url,
-      headers: recorded.headers,
-      body,
-      operation,
-      request: body && operation !== 'other' ? readRequest(this.format, body) : undefined,
-      step: undefined,
-      status: 0,
-      answer: undefined,
-    };
-    this.exchanges.push(exchange);
+    const exchange = this.record({ method: recorded.method, url: recorded.url, headers: recorded.headers, body, operation, request: body && operation !== 'other' ? readRequest(this.format, body) : undefined });
 
     if (operation === 'other' || !exchange.request) {
       exchange.status = 404;
@@ -121,9 +120,7 @@ export class ScriptedUpstream {
       return send(res, 200, { 'content-type': 'application/json' }, JSON.stringify({ input_tokens: Math.max(1, Math.ceil(recorded.body.length / 4)) }));
     }
     const request = exchange.request;
-    const head = this.queue[0];
-    const step = head && (!head.when || head.when(request)) ? this.queue.shift() : undefined;
-    exchange.step = step;
+    const step = exchange.step;
 
     if (step?.error) {
       const { status, retryAfter, message } = step.error;
@@ -145,6 +142,14 @@ export class ScriptedUpstream {
       return;
     }
 
+    if (step?.streamError && request.stream) {
+      exchange.status = 200;
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'request-id': `req_stub_${hex(6)}` });
+      for (const frame of streamErrorFrames(this.format, request, 'stub failure inside the stream')) res.write(frame);
+      res.end();
+      return;
+    }
+
     const answer = this.plan(request, step);
     exchange.answer = answer;
     exchange.status = 200;
@@ -157,7 +162,7 @@ export class ScriptedUpstream {
     } else send(res, 200, headers, rendered.json ?? '');
   }
 
-  private plan(request: WireRequest, step: Step | undefined): Answer {
+  protected plan(request: WireRequest, step: Step | undefined): Answer {
     const n = this.counter;
     const thinking = step?.thinking ? { text: `Stub reasoning ${n}: I should answer briefly.`, signature: this.format === 'responses' ? `gAAAAA-stub-encrypted-${hex()}` : `stub-signature-${hex()}` } : undefined;
     const toolCall = step?.tool ? { id: this.format === 'messages' ? `toolu_${hex()}` : `call_${hex()}`, name: step.tool.name, input: step.tool.input } : undefined;

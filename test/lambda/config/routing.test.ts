@@ -83,6 +83,9 @@ describe('targets, fallbacks and credentials', () => {
     // A Bedrock API key (bearer) instead of SigV4.
     const keyed = createRouter(parseRoutingConfig({ upstreams: { br: { type: 'bedrock', region: 'eu-west-1', apiKeyEnv: 'AWS_BEARER_TOKEN_BEDROCK' } }, routes: [{ model: '*', upstream: 'br' }] }));
     expect(keyed.upstreams.get('br')).toMatchObject({ aws: undefined, apiKeyEnvs: ['AWS_BEARER_TOKEN_BEDROCK'] });
+    // The Region given only in an explicit signing block is Bedrock Runtime's Region too.
+    const signed = createRouter(parseRoutingConfig({ upstreams: { br: { type: 'bedrock', aws: { service: 'bedrock', region: 'eu-central-1' } } }, routes: [{ model: '*', upstream: 'br' }] }));
+    expect(signed.upstreams.get('br')).toMatchObject({ baseUrl: 'https://bedrock-runtime.eu-central-1.amazonaws.com', aws: { service: 'bedrock', region: 'eu-central-1' } });
   });
 
   test('every mistake is named, each at its field', () => {

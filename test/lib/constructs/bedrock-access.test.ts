@@ -42,7 +42,7 @@ test('a route passing client model names through Bedrock needs "anyModel", which
   expect(any.statements[0]?.resources).toContain('arn:aws:bedrock:us-east-1::foundation-model/*');
 });
 
-test('Mantle upstreams get inference in their Region; a Bedrock API key or another service gets no grant', () => {
+test('Mantle upstreams get inference on the account\'s Mantle projects in their Region (no * resource); a Bedrock API key or another service gets no grant', () => {
   const access = bedrockAccess(
     parseRoutingConfig({
       upstreams: {
@@ -53,8 +53,35 @@ test('Mantle upstreams get inference in their Region; a Bedrock API key or anoth
       routes: [{ model: 'gpt-oss', upstream: 'mantle' }, { model: 'k', upstream: 'keyed', upstreamModel: 'anthropic.x-v1:0' }, { model: 'o', upstream: 'other' }],
     }),
   );
-  expect(access.statements).toEqual([{ sid: expect.any(String), actions: ['bedrock-mantle:CreateInference', 'bedrock-mantle:CountTokens'], resources: ['*'], conditions: { StringEquals: { 'aws:RequestedRegion': 'us-west-2' } } }]);
-  expect(access.warnings).toEqual([expect.stringContaining('bedrock-mantle'), expect.stringContaining('"execute-api": the stack grants nothing')]);
+  expect(access.statements).toEqual([{ sid: expect.any(String), actions: ['bedrock-mantle:CreateInference', 'bedrock-mantle:CountTokens'], resources: [`arn:aws:bedrock-mantle:us-west-2:${Aws.ACCOUNT_ID}:project/*`] }]);
+  expect(access.warnings).toEqual([expect.stringContaining('"execute-api": the stack grants nothing')]);
+});
+
+test('any upstream signed for service bedrock is granted its models: a bedrock upstream with an explicit aws block, Bedrock Runtime\'s OpenAI-compatible endpoint', () => {
+  const access = bedrockAccess(
+    parseRoutingConfig({
+      upstreams: {
+        signed: { type: 'bedrock', aws: { service: 'bedrock', region: 'eu-central-1' } },
+        runtimeOpenai: { type: 'openai', baseUrl: 'https://bedrock-runtime.us-west-2.amazonaws.com/openai/v1', aws: { service: 'bedrock', region: 'us-west-2' } },
+      },
+      routes: [
+        { model: 'claude', upstream: 'signed', upstreamModel: 'anthropic.claude-haiku-4-5-20251001-v1:0' },
+        { model: 'openai.gpt-oss-120b-1:0', upstream: 'runtimeOpenai' },
+      ],
+    }),
+  );
+  expect(access.errors).toEqual([]);
+  expect(access.warnings).toEqual([]);
+  expect(access.statements).toEqual([
+    { sid: expect.any(String), actions: [...INVOKE, 'bedrock:CountTokens'], resources: ['arn:aws:bedrock:eu-central-1::foundation-model/anthropic.claude-haiku-4-5-20251001-v1:0'] },
+    { sid: expect.any(String), actions: [...INVOKE, 'bedrock:CountTokens'], resources: ['arn:aws:bedrock:us-west-2::foundation-model/openai.gpt-oss-120b-1:0'] },
+  ]);
+  const glob = { upstreams: { runtimeOpenai: { type: 'openai', baseUrl: 'https://bedrock-runtime.us-west-2.amazonaws.com/openai/v1', aws: { service: 'bedrock', region: 'us-west-2' } } }, routes: [{ model: 'gpt-*', upstream: 'runtimeOpenai' }] };
+  expect(bedrockAccess(parseRoutingConfig(glob)).errors).toEqual([expect.stringContaining('"gpt-*" reaches Bedrock upstream "runtimeOpenai"')]);
+  const any = bedrockAccess(parseRoutingConfig({ ...glob, upstreams: { runtimeOpenai: { ...glob.upstreams.runtimeOpenai, anyModel: true } } }));
+  expect(any.errors).toEqual([]);
+  expect(any.warnings).toEqual([expect.stringContaining('"anyModel"')]);
+  expect(() => parseRoutingConfig({ ...glob, upstreams: { o: { type: 'openai', anyModel: true } }, routes: [{ model: 'x', upstream: 'o' }] })).toThrow('only upstreams signed for Bedrock take "anyModel"');
 });
 
 test('in the stack: the grants are on the function\'s role, and an all-Bedrock gateway has no upstream secret', () => {

@@ -41,3 +41,17 @@ test('members Bedrock takes only with their beta are dropped without it; a body\
   expect(JSON.parse(own.body)).toEqual({ anthropic_version: 'bedrock-2023-05-31', anthropic_beta: ['effort-2025-11-24'], max_tokens: 5, messages: [], output_config: { effort: 'high' } });
   expect(own.dropped).toEqual([]);
 });
+
+test('structured outputs pass without a beta (output_config.format is documented for InvokeModel); effort alongside it goes without its beta', () => {
+  const schema = { type: 'object', properties: { title: { type: 'string' } }, required: ['title'] };
+  const formatOnly = JSON.stringify({ model: 'm', max_tokens: 5, messages: [], output_config: { format: { type: 'json_schema', schema } } });
+  const kept = toInvokeBody(formatOnly, undefined);
+  expect(kept.dropped).toEqual([]);
+  expect(kept.body).toContain(`"output_config":${JSON.stringify({ format: { type: 'json_schema', schema } })}`);
+  const both = toInvokeBody(JSON.stringify({ model: 'm', max_tokens: 5, messages: [], output_config: { effort: 'high', format: { type: 'json_schema', schema } } }), undefined);
+  expect(JSON.parse(both.body).output_config).toEqual({ format: { type: 'json_schema', schema } });
+  expect(both.dropped).toEqual(['output_config.effort']);
+  const withBeta = toInvokeBody(JSON.stringify({ model: 'm', max_tokens: 5, messages: [], output_config: { effort: 'high', format: { type: 'json_schema', schema } } }), 'effort-2025-11-24');
+  expect(JSON.parse(withBeta.body).output_config).toEqual({ effort: 'high', format: { type: 'json_schema', schema } });
+  expect(withBeta.dropped).toEqual([]);
+});

@@ -1,0 +1,90 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ensureUsageTable, localDynamo, LOCAL_USAGE_TABLE, startEmbeddedStore } from '../../../bin/local/embedded-store.ts';
+
+/**
+ * Closing the store while writes are under way (npm start stopping, a test closing the store of
+ * a killed Lambda runtime): nothing is thrown where no one can catch it, and exactly the writes
+ * the store acknowledged are kept. dynalite used to close its database between the read and the
+ * write of an UpdateItem ("Database is closed"), which ended the whole process.
+ */
+const WRITES = 200;
+const ITEM = { keyId: { S: 'key_close' }, period: { S: 'day#2026-11-25' } };
+
+test(`closing the store with ${WRITES} updates arriving keeps exactly the acknowledged ones, and throws nothing`, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'embedded-store-'));
+  try {
+    let store = await startEmbeddedStore(dir);
+    await ensureUsageTable(localDynamo(store.endpoint), LOCAL_USAGE_TABLE);
+    const { hostname, port } = new URL(store.endpoint);
+    let acknowledged = 0;
+    let firstAcknowledged!: () => void;
+    const underWay = new Promise<void>((resolve) => (firstAcknowledged = resolve));
+    const clients = Array.from({ length: WRITES }, () =>
+      sendUpdate(hostname, Number(port), () => {
+        acknowledged++;
+        firstAcknowledged();
+      }),
+    );
+    // Close as soon as the store has answered one write: the others are being read or applied.
+    await underWay;
+    await store.close();
+    await Promise.all(clients);
+
+    store = await startEmbeddedStore(dir);
+    const { Item } = await localDynamo(store.endpoint).call('GetItem', { TableName: LOCAL_USAGE_TABLE, Key: ITEM, ConsistentRead: true });
+    await store.close();
+    expect(acknowledged).toBeGreaterThan(0);
+    expect(Number(Item?.requests?.N)).toBe(acknowledged);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/** One UpdateItem on its own connection; settles when the connection closes, acknowledged or not. */
+function sendUpdate(host: string, port: number, onAcknowledged: () => void): Promise<void> {
+  const body = JSON.stringify({ TableName: LOCAL_USAGE_TABLE, Key: ITEM, UpdateExpression: 'ADD requests :one', ExpressionAttributeValues: { ':one': { N: '1' } } });
+  const head = [
+    'POST / HTTP/1.1',
+    `host: ${host}:${port}`,
+    'content-type: application/x-amz-json-1.0',
+    'x-amz-target: DynamoDB_20120810.UpdateItem',
+    // The embedded store checks no signature (the gateway's own client signs; this is the wire only).
+    'authorization: AWS4-HMAC-SHA256 Credential=local/20261125/local/dynamodb/aws4_request, SignedHeaders=host, Signature=00',
+    'x-amz-date: 20261125T000000Z',
+    `content-length: ${Buffer.byteLength(body)}`,
+    '',
+    '',
+  ].join('\r\n');
+  return new Promise((resolve) => {
+    const socket = net.connect(port, host, () => socket.write(head + body));
+    socket.on('data', (data) => {
+      if (data.toString('latin1').startsWith('HTTP/1.1 200')) onAcknowledged();
+      socket.destroy();
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve());
+  });
+}
+
+test('a client resetting its connection mid-request does not stop the store', async () => {
+  const store = await startEmbeddedStore(undefined);
+  try {
+    const { hostname, port } = new URL(store.endpoint);
+    await new Promise<void>((resolve) => {
+      const socket = net.connect(Number(port), hostname, () => {
+        socket.write('POST / HTTP/1.1\r\nhost: store\r\nx-amz-target: DynamoDB_20120810.GetItem\r\ncontent-length: 100\r\n\r\n{"Table');
+        setTimeout(() => socket.resetAndDestroy(), 50);
+      });
+      socket.on('error', () => undefined);
+      socket.on('close', () => resolve());
+    });
+    await ensureUsageTable(localDynamo(store.endpoint), LOCAL_USAGE_TABLE);
+    const { Item } = await localDynamo(store.endpoint).call('GetItem', { TableName: LOCAL_USAGE_TABLE, Key: ITEM });
+    expect(Item).toBeUndefined();
+  } finally {
+    await store.close();
+  }
+});

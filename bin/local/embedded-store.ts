@@ -32,15 +32,17 @@ export async function startEmbeddedStore(dataDir: string | undefined): Promise<E
   const settled = trackOperations(server);
   return {
     endpoint: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        // dynalite closes its database once the HTTP server has closed; an operation it is still
-        // applying then fails with "Database is closed", thrown where nothing can catch it. So:
-        // stop accepting, let the operations under way finish (their clients may be gone), and
-        // only then drop the keep-alive sockets that would otherwise hold the close open.
+    // dynalite closes its database as soon as its HTTP server has closed (which happens by itself
+    // once every client has hung up), and an operation still queued or applying then fails with
+    // "Database is closed", thrown where nothing can catch it. So the operations under way finish
+    // first (their clients may be gone), then the server closes with every socket at once.
+    async close() {
+      await settled(CLOSE_WAIT_MS);
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
-        void settled(CLOSE_WAIT_MS).then(() => server.closeAllConnections());
-      }),
+        server.closeAllConnections();
+      });
+    },
   };
 }
 
@@ -49,14 +51,18 @@ const CLOSE_WAIT_MS = 5_000;
 
 /**
  * Counts the store's operations from request to answer, and keeps a client's hang-up from ending
- * the process: dynalite rethrows a request's 'error' (a client resetting mid-body), so that event
- * ends the operation here instead of reaching it. dynalite answers through `res.end`, also when
- * the client has gone, so that call (not the socket's end) marks an operation done.
+ * the process. dynalite rethrows a request's 'error' (a reset connection) from a listener it adds
+ * in its request handler; that listener is replaced here. An operation whose request closed
+ * before its body ended never starts; one that started ends when dynalite answers through
+ * `res.end` (it does so also when the client has gone, so that call, not the socket's end, marks
+ * the operation done).
  */
 function trackOperations(server: Server): (timeoutMs: number) => Promise<void> {
   let running = 0;
   let idle: (() => void) | undefined;
-  server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
+  const serve = server.listeners('request')[0] as (req: IncomingMessage, res: ServerResponse) => void;
+  server.removeAllListeners('request');
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     running++;
     let open = true;
     const finish = () => {
@@ -69,13 +75,15 @@ function trackOperations(server: Server): (timeoutMs: number) => Promise<void> {
       finish();
       return end.apply(this, args);
     } as ServerResponse['end'];
-    const emit = req.emit;
-    req.emit = function (this: IncomingMessage, event: string | symbol, ...args: unknown[]) {
-      if (event !== 'error') return emit.call(this, event, ...args);
-      finish();
-      res.destroy();
-      return true;
-    } as IncomingMessage['emit'];
+    serve(req, res);
+    req.removeAllListeners('error');
+    req.on('error', () => res.destroy());
+    // dynalite starts its work on the body's 'end'; a request closed before that never starts.
+    let started = false;
+    req.once('end', () => (started = true));
+    req.once('close', () => {
+      if (!started) finish();
+    });
   });
   return (timeoutMs) =>
     new Promise<void>((resolve) => {

@@ -43,8 +43,12 @@ test(`closing the store with ${WRITES} updates arriving keeps exactly the acknow
   }
 });
 
-/** One UpdateItem on its own connection; settles when the connection closes, acknowledged or not. */
-function sendUpdate(host: string, port: number, onAcknowledged: () => void): Promise<void> {
+/**
+ * One UpdateItem on its own connection; settles when the connection closes, acknowledged or not.
+ * `resetAfterSending`: the client resets the connection once the whole request has left (a killed
+ * process), so it never learns whether the write was applied.
+ */
+function sendUpdate(host: string, port: number, onAcknowledged: () => void, resetAfterSending = false): Promise<void> {
   const body = JSON.stringify({ TableName: LOCAL_USAGE_TABLE, Key: ITEM, UpdateExpression: 'ADD requests :one', ExpressionAttributeValues: { ':one': { N: '1' } } });
   const head = [
     'POST / HTTP/1.1',
@@ -59,7 +63,7 @@ function sendUpdate(host: string, port: number, onAcknowledged: () => void): Pro
     '',
   ].join('\r\n');
   return new Promise((resolve) => {
-    const socket = net.connect(port, host, () => socket.write(head + body));
+    const socket = net.connect(port, host, () => socket.write(head + body, () => resetAfterSending && socket.resetAndDestroy()));
     socket.on('data', (data) => {
       if (data.toString('latin1').startsWith('HTTP/1.1 200')) onAcknowledged();
       socket.destroy();
@@ -69,14 +73,48 @@ function sendUpdate(host: string, port: number, onAcknowledged: () => void): Pro
   });
 }
 
+test(`closing the store while ${WRITES} clients reset their connections after sending keeps at least every acknowledged write, and throws nothing`, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'embedded-store-'));
+  try {
+    let store = await startEmbeddedStore(dir);
+    await ensureUsageTable(localDynamo(store.endpoint), LOCAL_USAGE_TABLE);
+    const { hostname, port } = new URL(store.endpoint);
+    let acknowledged = 0;
+    let firstAcknowledged!: () => void;
+    const underWay = new Promise<void>((resolve) => (firstAcknowledged = resolve));
+    const onAcknowledged = () => {
+      acknowledged++;
+      firstAcknowledged();
+    };
+    // Every other client resets once its request has left; the store may be applying it.
+    const clients = Array.from({ length: WRITES }, (_, i) => sendUpdate(hostname, Number(port), onAcknowledged, i % 2 === 1));
+    await underWay;
+    await store.close();
+    await Promise.all(clients);
+
+    store = await startEmbeddedStore(dir);
+    const { Item } = await localDynamo(store.endpoint).call('GetItem', { TableName: LOCAL_USAGE_TABLE, Key: ITEM, ConsistentRead: true });
+    await store.close();
+    expect(Number(Item?.requests?.N)).toBeGreaterThanOrEqual(acknowledged);
+    expect(Number(Item?.requests?.N)).toBeLessThanOrEqual(WRITES);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('a client resetting its connection mid-request does not stop the store', async () => {
   const store = await startEmbeddedStore(undefined);
   try {
     const { hostname, port } = new URL(store.endpoint);
     await new Promise<void>((resolve) => {
-      const socket = net.connect(Number(port), hostname, () => {
-        socket.write('POST / HTTP/1.1\r\nhost: store\r\nx-amz-target: DynamoDB_20120810.GetItem\r\ncontent-length: 100\r\n\r\n{"Table');
-        setTimeout(() => socket.resetAndDestroy(), 50);
+      // `expect: 100-continue`: the server answers 100 once it has parsed the head and handed
+      // the request to the store, so the reset surely lands mid-body.
+      const socket = net.connect(Number(port), hostname, () =>
+        socket.write('POST / HTTP/1.1\r\nhost: store\r\nx-amz-target: DynamoDB_20120810.GetItem\r\ncontent-length: 100\r\nexpect: 100-continue\r\n\r\n'),
+      );
+      socket.once('data', (data) => {
+        expect(data.toString('latin1')).toMatch(/^HTTP\/1\.1 100 /);
+        socket.write('{"Table', () => socket.resetAndDestroy());
       });
       socket.on('error', () => undefined);
       socket.on('close', () => resolve());

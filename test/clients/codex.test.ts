@@ -5,8 +5,8 @@ import { CODEX, codexEnv, runCodex, runCodexTui, writeCodexHome, type CodexResul
 import { CellBook, recordProbe, type Scenario } from './conformance.ts';
 import { startEnvironment, type ClientsEnvironment, type IssuedKey } from './environment.ts';
 import { assertIsolated } from './isolation.ts';
-import { clientRequests, describeRun, logsFor, reasoningItems, stubOf, tapPosts, toolCalls, toolResults, until, upstreamCredential, upstreamHeaderText } from './observe.ts';
-import { CODEX_ROUTES, CROSS_FORMAT_READY, FALLBACK_ROUTES, UPSTREAM_SECRETS, type RouteSpec } from './routes.ts';
+import { clientRequests, describeRun, expectUpstreamCredentials, logsFor, reasoningItems, stubOf, tapPosts, toolCalls, toolResults, until } from './observe.ts';
+import { CODEX_ROUTES, CROSS_FORMAT_READY, FALLBACK_ROUTES, type RouteSpec } from './routes.ts';
 import { containsDeep, type Json } from './upstream/wire.ts';
 
 /**
@@ -146,14 +146,6 @@ function expectSuccess(run: CodexResult): string[] {
   return run.messages;
 }
 
-function expectUpstreamCredentials(route: RouteSpec): void {
-  const stub = stubOf(env, route);
-  if (!stub) return;
-  expect(upstreamHeaderText(stub)).not.toContain(env.issued.key);
-  const expected = { anthropic: UPSTREAM_SECRETS.STUB_ANTHROPIC_KEY, openai: `Bearer ${UPSTREAM_SECRETS.STUB_OPENAI_KEY}`, chat: undefined, bedrock: 'sigv4' }[route.stub!];
-  for (const exchange of stub.exchanges) expect(upstreamCredential(route, exchange)).toBe(expected);
-}
-
 function gitRepo(): string {
   const dir = env.dir('codex-repo');
   writeFileSync(join(dir, 'hello.txt'), 'hello\n');
@@ -216,7 +208,7 @@ describe(book.title, () => {
           expect(creates).toHaveLength(1);
           expect(creates[0]?.request.stream).toBe(true);
           expect(creates[0]?.request.model).toBe(route.upstreamModel ?? route.model);
-          expectUpstreamCredentials(route);
+          expectUpstreamCredentials(env, route);
         } else {
           expect(messages.at(-1)).toContain('Hello from the gateway simulator. You said: Say hi');
         }
@@ -239,7 +231,7 @@ describe(book.title, () => {
           expect(toolCalls(creates[1]!.request)).toEqual([expect.objectContaining({ id: call?.id, name: 'exec_command' })]);
           expect(toolResults(creates[1]!.request)).toEqual([expect.objectContaining({ id: call?.id, output: expect.stringContaining('hello-from-tool') })]);
           expect(messages.at(-1)).toBe('The command printed hello-from-tool.');
-          expectUpstreamCredentials(route);
+          expectUpstreamCredentials(env, route);
         } else {
           // The simulator calls exec_command with {"cmd":"simulated"}: a failing command, reported back all the same.
           const requests = clientRequests(env, 'responses', RESPONSES);

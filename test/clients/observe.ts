@@ -1,5 +1,5 @@
 import type { ClientsEnvironment } from './environment.ts';
-import type { RouteSpec } from './routes.ts';
+import { UPSTREAM_SECRETS, type RouteSpec } from './routes.ts';
 import type { TapExchange } from './tap.ts';
 import { BEDROCK_CREDENTIALS, BEDROCK_REGION } from './upstream/scripted-bedrock.ts';
 import type { Exchange, ScriptedUpstream } from './upstream/scripted-upstream.ts';
@@ -42,7 +42,7 @@ export function logsFor(env: ClientsEnvironment, model: string): Json[] {
 }
 
 /** Every header value an upstream saw, to check the gateway key never reaches it. */
-export function upstreamHeaderText(stub: ScriptedUpstream): string {
+function upstreamHeaderText(stub: ScriptedUpstream): string {
   return stub.exchanges.map((exchange) => JSON.stringify(exchange.headers)).join('\n');
 }
 
@@ -51,12 +51,21 @@ export function upstreamHeaderText(stub: ScriptedUpstream): string {
  * the gateway's own AWS credentials, which the fake verified before answering. Never the
  * client's key.
  */
-export function upstreamCredential(route: RouteSpec, exchange: Exchange): string | undefined {
+function upstreamCredential(route: RouteSpec, exchange: Exchange): string | undefined {
   if (route.stub === 'anthropic') return String(exchange.headers['x-api-key']);
   if (route.stub !== 'bedrock') return exchange.headers.authorization;
   const signature = new RegExp(`^AWS4-HMAC-SHA256 Credential=${BEDROCK_CREDENTIALS.accessKeyId}/\\d{8}/${BEDROCK_REGION}/bedrock/aws4_request, SignedHeaders=[^ ]+, Signature=[0-9a-f]{64}$`);
   const signed = signature.test(String(exchange.headers.authorization)) && exchange.headers['x-amz-security-token'] === BEDROCK_CREDENTIALS.sessionToken;
   return signed && exchange.headers['x-api-key'] === undefined ? 'sigv4' : `unexpected: ${JSON.stringify(exchange.headers)}`;
+}
+
+/** The gateway key must never reach an upstream; the upstream's own credential must. */
+export function expectUpstreamCredentials(env: ClientsEnvironment, route: RouteSpec): void {
+  const stub = stubOf(env, route);
+  if (!stub) return;
+  expect(upstreamHeaderText(stub)).not.toContain(env.issued.key);
+  const expected = { anthropic: UPSTREAM_SECRETS.STUB_ANTHROPIC_KEY, openai: `Bearer ${UPSTREAM_SECRETS.STUB_OPENAI_KEY}`, chat: undefined, bedrock: 'sigv4' }[route.stub!];
+  for (const exchange of stub.exchanges) expect(upstreamCredential(route, exchange)).toBe(expected);
 }
 
 export async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {

@@ -6,6 +6,7 @@ import { startEnvironment, type ClientsEnvironment, type IssuedKey } from './env
 import { assertIsolated } from './isolation.ts';
 import { clientRequests, describeRun, expectUpstreamCredentials, logsFor, reasoningItems, stubOf, tapPosts, toolCalls, toolResults, until } from './observe.ts';
 import { CLAUDE_ROUTES, CROSS_FORMAT_READY, FALLBACK_ROUTES, listedClaudeModels, type RouteSpec } from './routes.ts';
+import { CLAUDE_SCENARIOS as S } from './scenarios.ts';
 import type { TapExchange } from './tap.ts';
 import type { Json } from './upstream/wire.ts';
 
@@ -21,83 +22,6 @@ const RUN_TIMEOUT_MS = 60_000;
 const TEST_TIMEOUT_MS = 150_000;
 const MESSAGES = '/first/v1/messages';
 const COUNT_TOKENS = '/first/v1/messages/count_tokens';
-
-const SIMULATOR_CANNOT_FAIL = 'the built-in simulator never fails, so there is no upstream error to script';
-const CROSS_ALWAYS_RENAMES = 'cross-format routes always name another provider model: the thinking row covers renaming there';
-
-/** Known gateway issues (see the README's conformance notes); each is a test.failing cell. */
-
-const S = {
-  text: { id: 'text', label: 'Plain text turn (streaming)' },
-  tool: { id: 'tool', label: 'Bash tool round trip (--allowedTools Bash)' },
-  thinking: {
-    id: 'thinking',
-    label: 'Thinking, then a second turn (--continue)',
-    note: 'The thinking block of turn 1 must reach the upstream again on turn 2 with its signature unchanged (Responses upstream: the reasoning item with the same encrypted_content). A Chat Completions upstream has neither signatures nor a standard field for sending reasoning back: there the reasoning_content must reach Claude Code as a thinking block (with whatever signature the gateway mints) that Claude Code sends back on turn 2 and the gateway accepts.',
-  },
-  thinkingAlias: {
-    id: 'thinking-alias',
-    label: 'Same, through a renamed route (upstreamModel)',
-    notApplicable: { openai: CROSS_ALWAYS_RENAMES, 'openai-chat': CROSS_ALWAYS_RENAMES },
-  },
-  countTokens: {
-    id: 'count-tokens',
-    label: '/context → count_tokens',
-    note: 'Every count_tokens call is answered 200 and none falls back to a max_tokens:1 messages call. The Anthropic upstream counts; Bedrock counts through CountTokens (the route names a foundation-model id, the only kind CountTokens takes); on the other routes the gateway estimates (x-token-count: estimated).',
-  },
-  subagent: {
-    id: 'subagent',
-    label: 'Explore subagent on the second model name',
-    notApplicable: { simulator: 'the simulator fills only required tool fields, so it never asks the Agent tool for subagent_type "Explore"' },
-    note: 'ANTHROPIC_DEFAULT_HAIKU_MODEL names a second route; the Explore subagent (called in the foreground with model "haiku": agents run in the background and on the caller\'s model by default since Claude Code 2.1.2xx) must be routed by it (gateway log and upstream model).',
-  },
-  discovery: {
-    id: 'discovery',
-    label: 'Model discovery (GET /first/v1/models)',
-    routeIndependent: true,
-    note: 'CLAUDE_CODE_ENABLE_GATEWAY_MODEL_DISCOVERY=1 with nonessential traffic allowed (inside the namespace only); ~/.claude/cache/gateway-models.json must then hold exactly the routes\' ids that contain claude or anthropic.',
-  },
-  auth: { id: 'auth-401', label: 'Revoked key: 401 stops at once', routeIndependent: true, note: 'One POST reaches the gateway (401, x-should-retry: false), no upstream call, the CLI exits 1 within seconds reporting API error 401.' },
-  authMessage: { id: 'auth-401-message', label: 'Revoked key: the gateway\'s 401 message is shown', routeIndependent: true },
-  budgetWarning: {
-    id: 'budget-warning',
-    label: 'Key past 75 % of its dollar budget: Claude Code warns',
-    routeIndependent: true,
-    note: 'keys update --usd-per-day with 80 % of it spent: the gateway answers with anthropic-ratelimit-unified-* headers describing the key\'s own budget, and Claude Code (2.1.225+, with the gateway key\'s claude-gateway audience) reports them as a rate_limit_event: allowed_warning, utilization 0.8, past the 0.75 threshold, the reset at UTC midnight. Interactively it shows the same as a spend-limit warning; the /usage spend bar is drawn only for Anthropic\'s own gateway sign-in.',
-  },
-  budgetSpent: {
-    id: 'budget-spent',
-    label: 'Key over its dollar budget: the refusal is shown, not retried',
-    routeIndependent: true,
-    note: '429 billing_error with x-should-retry: false and retry-after until UTC midnight: one request, no upstream call, Claude Code reports the spend limit.',
-  },
-  fallback529: {
-    id: 'fallback-529',
-    label: 'Primary answers 529 (overloaded): the fallback serves the turn',
-    routeIndependent: true,
-    note: 'A route whose primary is the Anthropic upstream and whose fallback is the Responses upstream (through the translator): the primary\'s 529 never reaches Claude Code; one 200 with x-gateway-upstream naming the fallback, and the gateway log lists both tries.',
-  },
-  fallback429: { id: 'fallback-429', label: 'Primary answers 429: the fallback serves the turn', routeIndependent: true },
-  retry429: { id: 'retry-429', label: 'Upstream 429 + retry-after: retried, then succeeds', notApplicable: { simulator: SIMULATOR_CANNOT_FAIL } },
-  overloaded: {
-    id: 'overloaded',
-    label: 'Upstream overloaded: retried, then succeeds',
-    notApplicable: { simulator: SIMULATOR_CANNOT_FAIL },
-    note: 'The upstream answers as it does when overloaded: Anthropic 529 overloaded_error, OpenAI formats 503, Bedrock ServiceUnavailableException (503). Claude Code gets 529 overloaded_error every time, retries, and gets the answer.',
-  },
-  midstream: {
-    id: 'midstream',
-    label: 'Upstream connection drops mid-stream: recovers',
-    notApplicable: { simulator: SIMULATOR_CANNOT_FAIL },
-    note: 'The gateway ends the stream with event: error; Claude Code retries without streaming and gets the answer.',
-  },
-  streamError: {
-    id: 'stream-error',
-    label: 'Upstream fails inside the stream: recovers',
-    notApplicable: { simulator: SIMULATOR_CANNOT_FAIL },
-    note: 'After a few events the upstream fails in its own format: Anthropic event: error (overloaded_error), Responses response.failed, a Chat Completions chunk carrying error, Bedrock an exception frame (modelStreamErrorException). Claude Code gets event: error, retries, and gets the answer; the gateway logs the first try upstream_error.',
-  },
-} satisfies Record<string, Scenario>;
 
 let env: ClientsEnvironment;
 

@@ -7,6 +7,7 @@ import { startEnvironment, type ClientsEnvironment, type IssuedKey } from './env
 import { assertIsolated } from './isolation.ts';
 import { clientRequests, describeRun, expectUpstreamCredentials, logsFor, reasoningItems, stubOf, tapPosts, toolCalls, toolResults, until } from './observe.ts';
 import { CODEX_ROUTES, CROSS_FORMAT_READY, FALLBACK_ROUTES, type RouteSpec } from './routes.ts';
+import { CODEX_SCENARIOS as S } from './scenarios.ts';
 import { containsDeep, type Json } from './upstream/wire.ts';
 
 /**
@@ -20,70 +21,10 @@ const RUN_TIMEOUT_MS = 60_000;
 const TEST_TIMEOUT_MS = 150_000;
 const RESPONSES = '/second/v1/responses';
 
-const SIMULATOR_CANNOT_FAIL = 'the built-in simulator never fails, so there is no upstream error to script';
-const CROSS_ALWAYS_RENAMES = 'cross-format routes always name another provider model: the reasoning row covers renaming there';
 const PATCH = ['*** Begin Patch', '*** Update File: hello.txt', '@@', '-hello', '+hello patched', '*** End Patch'].join('\n');
 const TITLE_SCHEMA = { type: 'object', properties: { title: { type: 'string', minLength: 1, maxLength: 36 } }, required: ['title'], additionalProperties: false };
 const COMPACTION_PROMPT = 'CONTEXT CHECKPOINT COMPACTION';
 const COMPACTION_HANDOFF = 'Another language model started to solve this problem';
-
-const S = {
-  text: { id: 'text', label: 'Plain text turn (streaming)' },
-  exec: { id: 'exec-command', label: 'exec_command shell tool round trip' },
-  applyPatch: {
-    id: 'apply-patch',
-    label: 'apply_patch custom tool edits a file (temp git repo)',
-    note: 'With the model catalog entry Codex sends the classic gpt-5.5 request shape: apply_patch is a `custom` (free-form grammar) tool; the patch must edit the file and its output go back upstream. On the simulator, which cannot write a valid patch, the custom tool call and Codex\'s error output round trip and the file is left alone.',
-  },
-  reasoning: {
-    id: 'reasoning',
-    label: 'Reasoning, then a second turn (exec resume --last)',
-    note: 'The reasoning item of turn 1 must reach the upstream again on turn 2 with its encrypted_content unchanged (Anthropic upstream: the thinking block with the same signature). A Chat Completions upstream has no encrypted reasoning: there the reasoning_content must reach Codex as a reasoning item that Codex sends back on turn 2 and the gateway accepts.',
-  },
-  reasoningAlias: { id: 'reasoning-alias', label: 'Same, through a renamed route (upstreamModel)', notApplicable: { anthropic: CROSS_ALWAYS_RENAMES, 'openai-chat': CROSS_ALWAYS_RENAMES, bedrock: CROSS_ALWAYS_RENAMES } },
-  compaction: {
-    id: 'compaction',
-    label: 'Auto-compaction turn (model_auto_compact_token_limit)',
-    note: 'model_auto_compact_token_limit = 2000 and an answer reporting 50 000 input tokens: Codex sends a compaction request (request_kind "compaction", no tools) and starts the next request from the summary.',
-  },
-  title: {
-    id: 'title',
-    label: 'TUI title request (text.format json_schema)',
-    note: 'The real TUI, driven through a pseudo-terminal (util-linux `script`): after the first turn it asks for a title with structured output (json_schema "codex_output_schema", strict); the upstream must receive the schema and its JSON answer must come back.',
-  },
-  auth: { id: 'auth-401', label: 'Revoked key: 401, Codex gives up with the error', routeIndependent: true, note: 'Codex retries 401s (it ignores x-should-retry: false; 6 attempts, about 8 s): the run must end with the 401 error, every attempt a 401, none reaching the upstream.' },
-  fallback529: {
-    id: 'fallback-529',
-    label: 'Primary answers 529 (overloaded): the fallback serves the turn',
-    routeIndependent: true,
-    note: 'A route whose primary is the Responses upstream and whose fallback is the Anthropic upstream (through the translator): the primary\'s 529 never reaches Codex; one 200 with x-gateway-upstream naming the fallback, and the gateway log lists both tries.',
-  },
-  fallback429: {
-    id: 'fallback-429',
-    label: 'Primary answers 429: the fallback serves the turn',
-    routeIndependent: true,
-    note: 'Codex does not retry 429s itself (retry_429: false in its provider settings); the gateway\'s fallback turns the rate limit into a served turn.',
-  },
-  retry429: { id: 'retry-429', label: 'Upstream 429 + retry-after: retried, then succeeds', notApplicable: { simulator: SIMULATOR_CANNOT_FAIL } },
-  overloaded: {
-    id: 'overloaded',
-    label: 'Upstream overloaded: retried, then succeeds',
-    notApplicable: { simulator: SIMULATOR_CANNOT_FAIL },
-    note: 'The upstream answers as it does when overloaded: OpenAI formats 503, Anthropic 529 overloaded_error, Bedrock ServiceUnavailableException (503). Codex gets 503 every time, retries, and gets the answer.',
-  },
-  midstream: {
-    id: 'midstream',
-    label: 'Upstream connection drops mid-stream: recovers',
-    notApplicable: { simulator: SIMULATOR_CANNOT_FAIL },
-    note: 'The gateway ends the stream with response.failed (server_error); Codex reconnects and gets the answer.',
-  },
-  streamError: {
-    id: 'stream-error',
-    label: 'Upstream fails inside the stream: recovers',
-    notApplicable: { simulator: SIMULATOR_CANNOT_FAIL },
-    note: 'After a few events the upstream fails in its own format: Responses response.failed, Anthropic event: error (overloaded_error), a Chat Completions chunk carrying error, Bedrock an exception frame (modelStreamErrorException). Codex gets response.failed, reconnects, and gets the answer; the gateway logs the first try upstream_error.',
-  },
-} satisfies Record<string, Scenario>;
 
 let env: ClientsEnvironment;
 

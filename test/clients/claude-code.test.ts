@@ -4,11 +4,9 @@ import { CLAUDE, claudeEnv, runClaude, type ClaudeResult } from './clis.ts';
 import { CellBook, recordProbe, type Scenario } from './conformance.ts';
 import { startEnvironment, type ClientsEnvironment, type IssuedKey } from './environment.ts';
 import { assertIsolated } from './isolation.ts';
-import { clientRequests, describeRun, expectUpstreamCredentials, logsFor, reasoningItems, stubOf, tapPosts, toolCalls, toolResults, until } from './observe.ts';
+import { clientRequests, describeRun, expectBedrockRewrite, expectUpstreamCredentials, logsFor, reasoningItems, stubOf, tapPosts, toolCalls, toolResults, until } from './observe.ts';
 import { CLAUDE_ROUTES, CROSS_FORMAT_READY, FALLBACK_ROUTES, listedClaudeModels, type RouteSpec } from './routes.ts';
 import { CLAUDE_SCENARIOS as S } from './scenarios.ts';
-import type { TapExchange } from './tap.ts';
-import type { Json } from './upstream/wire.ts';
 
 /**
  * Claude Code (the real native CLI, `-p` mode) through the gateway on every route. Upstream
@@ -140,27 +138,6 @@ async function keyWithSpent(route: RouteSpec, fraction: number): Promise<IssuedK
 function expectSuccess(run: ClaudeResult): NonNullable<ClaudeResult['result']> {
   if (run.code !== 0 || !run.result || run.result.is_error) throw new Error(`Claude Code did not succeed: ${describeRun(run)}`);
   return run.result;
-}
-
-/**
- * What Claude Code sent, as Bedrock got it: every beta either in the body's anthropic_beta or
- * named in x-gateway-dropped, the same for metadata, and none of Bedrock's own invocation
- * metrics in the stream Claude Code got. (The fake refused the body had it kept model or stream.)
- */
-function expectBedrockRewrite(post: TapExchange, upstreamBody: Json): void {
-  const sent = JSON.parse(post.body) as Json;
-  const betas = String(post.headers['anthropic-beta'] ?? '').split(',').map((beta) => beta.trim()).filter(Boolean);
-  expect(betas.length).toBeGreaterThan(0);
-  const passed = (upstreamBody.anthropic_beta ?? []) as string[];
-  const dropped = String(post.responseHeaders['x-gateway-dropped'] ?? '').split(', ');
-  // Bedrock knows the advanced tool use beta by its earlier name.
-  const onBedrock = (beta: string) => (beta === 'advanced-tool-use-2025-11-20' ? 'tool-search-tool-2025-10-19' : beta);
-  for (const beta of betas) if (!passed.includes(onBedrock(beta))) expect({ beta, dropped }).toEqual({ beta, dropped: expect.arrayContaining([`anthropic-beta ${beta}`]) });
-  expect(passed.every((beta) => betas.map(onBedrock).includes(beta))).toBe(true);
-  expect(upstreamBody.anthropic_version).toBe('bedrock-2023-05-31');
-  if ('metadata' in sent) expect(dropped).toContain('metadata');
-  expect(upstreamBody.system).toEqual(sent.system);
-  expect(post.response).not.toContain('invocationMetrics');
 }
 
 describe(book.title, () => {

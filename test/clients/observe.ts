@@ -68,6 +68,27 @@ export function expectUpstreamCredentials(env: ClientsEnvironment, route: RouteS
   for (const exchange of stub.exchanges) expect(upstreamCredential(route, exchange)).toBe(expected);
 }
 
+/**
+ * What Claude Code sent, as Bedrock got it: every beta either in the body's anthropic_beta or
+ * named in x-gateway-dropped, the same for metadata, and none of Bedrock's own invocation
+ * metrics in the stream Claude Code got. (The fake refused the body had it kept model or stream.)
+ */
+export function expectBedrockRewrite(post: TapExchange, upstreamBody: Json): void {
+  const sent = JSON.parse(post.body) as Json;
+  const betas = String(post.headers['anthropic-beta'] ?? '').split(',').map((beta) => beta.trim()).filter(Boolean);
+  expect(betas.length).toBeGreaterThan(0);
+  const passed = (upstreamBody.anthropic_beta ?? []) as string[];
+  const dropped = String(post.responseHeaders['x-gateway-dropped'] ?? '').split(', ');
+  // Bedrock knows the advanced tool use beta by its earlier name.
+  const onBedrock = (beta: string) => (beta === 'advanced-tool-use-2025-11-20' ? 'tool-search-tool-2025-10-19' : beta);
+  for (const beta of betas) if (!passed.includes(onBedrock(beta))) expect({ beta, dropped }).toEqual({ beta, dropped: expect.arrayContaining([`anthropic-beta ${beta}`]) });
+  expect(passed.every((beta) => betas.map(onBedrock).includes(beta))).toBe(true);
+  expect(upstreamBody.anthropic_version).toBe('bedrock-2023-05-31');
+  if ('metadata' in sent) expect(dropped).toContain('metadata');
+  expect(upstreamBody.system).toEqual(sent.system);
+  expect(post.response).not.toContain('invocationMetrics');
+}
+
 export async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!condition()) {

@@ -17,7 +17,7 @@ interface SharedNotes {
   streamError: string;
 }
 
-/** The text row, and the upstream-failure rows both tables end with. */
+/** The text row, and the upstream-failure rows every client's table ends with (shared-cells.ts). */
 function sharedRows(notes: SharedNotes) {
   return {
     text: { id: 'text', label: 'Plain text turn (streaming)' },

@@ -2,88 +2,26 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CODEX, codexEnv, runCodex, runCodexTui, writeCodexHome, type CodexResult } from './clis.ts';
-import { CellBook, recordProbe, type Scenario } from './conformance.ts';
+import { CellBook } from './conformance.ts';
 import { startEnvironment, type ClientsEnvironment, type IssuedKey } from './environment.ts';
 import { assertIsolated } from './isolation.ts';
-import { clientRequests, describeRun, logsFor, reasoningItems, stubOf, tapPosts, toolCalls, toolResults, until, upstreamCredential, upstreamHeaderText } from './observe.ts';
-import { CODEX_ROUTES, CROSS_FORMAT_READY, FALLBACK_ROUTES, UPSTREAM_SECRETS, type RouteSpec } from './routes.ts';
+import { clientRequests, describeRun, expectUpstreamCredentials, stubOf, tapPosts, toolCalls, toolResults } from './observe.ts';
+import { CODEX_ROUTES, FALLBACK_ROUTES, type RouteSpec } from './routes.ts';
+import { CODEX_SCENARIOS as S } from './scenarios.ts';
+import { describeClient, expectPlainTurn, reasoningRoundTrip, RUN_TIMEOUT_MS, type ClientDriver } from './shared-cells.ts';
 import { containsDeep, type Json } from './upstream/wire.ts';
 
 /**
  * Codex CLI (the real native binary: `codex exec --json`, and the TUI through a pseudo-terminal
  * for the title request) through the gateway on every route. Codex is configured with the
- * config.toml the key CLI printed, plus test-only settings (model catalog, no phone-home).
+ * config.toml the key CLI printed, plus test-only settings (model catalog, no phone-home). The
+ * rows are in scenarios.ts; the cells both CLIs share in shared-cells.ts.
  */
-const book = new CellBook('codex', CODEX.name, CODEX.version);
-const PRIMARY = 'openai';
-const RUN_TIMEOUT_MS = 60_000;
-const TEST_TIMEOUT_MS = 150_000;
 const RESPONSES = '/second/v1/responses';
-
-const SIMULATOR_CANNOT_FAIL = 'the built-in simulator never fails, so there is no upstream error to script';
-const CROSS_ALWAYS_RENAMES = 'cross-format routes always name another provider model: the reasoning row covers renaming there';
 const PATCH = ['*** Begin Patch', '*** Update File: hello.txt', '@@', '-hello', '+hello patched', '*** End Patch'].join('\n');
 const TITLE_SCHEMA = { type: 'object', properties: { title: { type: 'string', minLength: 1, maxLength: 36 } }, required: ['title'], additionalProperties: false };
 const COMPACTION_PROMPT = 'CONTEXT CHECKPOINT COMPACTION';
 const COMPACTION_HANDOFF = 'Another language model started to solve this problem';
-
-const S = {
-  text: { id: 'text', label: 'Plain text turn (streaming)' },
-  exec: { id: 'exec-command', label: 'exec_command shell tool round trip' },
-  applyPatch: {
-    id: 'apply-patch',
-    label: 'apply_patch custom tool edits a file (temp git repo)',
-    note: 'With the model catalog entry Codex sends the classic gpt-5.5 request shape: apply_patch is a `custom` (free-form grammar) tool; the patch must edit the file and its output go back upstream. On the simulator, which cannot write a valid patch, the custom tool call and Codex\'s error output round trip and the file is left alone.',
-  },
-  reasoning: {
-    id: 'reasoning',
-    label: 'Reasoning, then a second turn (exec resume --last)',
-    note: 'The reasoning item of turn 1 must reach the upstream again on turn 2 with its encrypted_content unchanged (Anthropic upstream: the thinking block with the same signature). A Chat Completions upstream has no encrypted reasoning: there the reasoning_content must reach Codex as a reasoning item that Codex sends back on turn 2 and the gateway accepts.',
-  },
-  reasoningAlias: { id: 'reasoning-alias', label: 'Same, through a renamed route (upstreamModel)', notApplicable: { anthropic: CROSS_ALWAYS_RENAMES, 'openai-chat': CROSS_ALWAYS_RENAMES, bedrock: CROSS_ALWAYS_RENAMES } },
-  compaction: {
-    id: 'compaction',
-    label: 'Auto-compaction turn (model_auto_compact_token_limit)',
-    note: 'model_auto_compact_token_limit = 2000 and an answer reporting 50 000 input tokens: Codex sends a compaction request (request_kind "compaction", no tools) and starts the next request from the summary.',
-  },
-  title: {
-    id: 'title',
-    label: 'TUI title request (text.format json_schema)',
-    note: 'The real TUI, driven through a pseudo-terminal (util-linux `script`): after the first turn it asks for a title with structured output (json_schema "codex_output_schema", strict); the upstream must receive the schema and its JSON answer must come back.',
-  },
-  auth: { id: 'auth-401', label: 'Revoked key: 401, Codex gives up with the error', routeIndependent: true, note: 'Codex retries 401s (it ignores x-should-retry: false; 6 attempts, about 8 s): the run must end with the 401 error, every attempt a 401, none reaching the upstream.' },
-  fallback529: {
-    id: 'fallback-529',
-    label: 'Primary answers 529 (overloaded): the fallback serves the turn',
-    routeIndependent: true,
-    note: 'A route whose primary is the Responses upstream and whose fallback is the Anthropic upstream (through the translator): the primary\'s 529 never reaches Codex; one 200 with x-gateway-upstream naming the fallback, and the gateway log lists both tries.',
-  },
-  fallback429: {
-    id: 'fallback-429',
-    label: 'Primary answers 429: the fallback serves the turn',
-    routeIndependent: true,
-    note: 'Codex does not retry 429s itself (retry_429: false in its provider settings); the gateway\'s fallback turns the rate limit into a served turn.',
-  },
-  retry429: { id: 'retry-429', label: 'Upstream 429 + retry-after: retried, then succeeds', notApplicable: { simulator: SIMULATOR_CANNOT_FAIL } },
-  overloaded: {
-    id: 'overloaded',
-    label: 'Upstream overloaded: retried, then succeeds',
-    notApplicable: { simulator: SIMULATOR_CANNOT_FAIL },
-    note: 'The upstream answers as it does when overloaded: OpenAI formats 503, Anthropic 529 overloaded_error, Bedrock ServiceUnavailableException (503). Codex gets 503 every time, retries, and gets the answer.',
-  },
-  midstream: {
-    id: 'midstream',
-    label: 'Upstream connection drops mid-stream: recovers',
-    notApplicable: { simulator: SIMULATOR_CANNOT_FAIL },
-    note: 'The gateway ends the stream with response.failed (server_error); Codex reconnects and gets the answer.',
-  },
-  streamError: {
-    id: 'stream-error',
-    label: 'Upstream fails inside the stream: recovers',
-    notApplicable: { simulator: SIMULATOR_CANNOT_FAIL },
-    note: 'After a few events the upstream fails in its own format: Responses response.failed, Anthropic event: error (overloaded_error), a Chat Completions chunk carrying error, Bedrock an exception frame (modelStreamErrorException). Codex gets response.failed, reconnects, and gets the answer; the gateway logs the first try upstream_error.',
-  },
-} satisfies Record<string, Scenario>;
 
 let env: ClientsEnvironment;
 
@@ -124,34 +62,11 @@ function codexExec(route: RouteSpec, prompt: string, options: CodexOptions = {})
   return runCodex(args, { env: codexEnv(issued.setup.codex.env, home), cwd: options.cwd ?? env.dir('codex-work'), timeoutMs: RUN_TIMEOUT_MS });
 }
 
-/** A turn on the fallback route whose primary answers `status`: the fallback must serve it, unseen. */
-async function primaryFails(status: number): Promise<void> {
-  const route = FALLBACK_ROUTES.codex;
-  env.stubs[route.primary].script({ error: { status, retryAfter: 30, message: `primary ${status}` } });
-  env.stubs[route.fallback].script({ text: 'Served by the fallback.' });
-  const messages = expectSuccess(await codexExec(CODEX_ROUTES[0] as RouteSpec, 'Say hi', { model: route.model }));
-  expect(messages.at(-1)).toBe('Served by the fallback.');
-  const posts = tapPosts(env, RESPONSES);
-  expect(posts.map((exchange) => exchange.status)).toEqual([200]);
-  expect(posts[0]?.responseHeaders['x-gateway-upstream']).toBe(route.fallback);
-  expect(env.stubs[route.primary].creates().map((exchange) => exchange.status)).toEqual([status]);
-  await until(() => logsFor(env, route.model).length > 0);
-  expect(logsFor(env, route.model)[0]).toMatchObject({ status: 200, upstream: route.fallback, attempts: [{ upstream: route.primary, status }, { upstream: route.fallback, model: route.fallbackModel, status: 200 }] });
-}
-
 function expectSuccess(run: CodexResult): string[] {
   if (run.code !== 0 || run.messages.length === 0) throw new Error(`Codex did not succeed: ${describeRun(run)}`);
   // The catalog entry was accepted (no "Model metadata for `<m>` not found" fallback).
   expect(run.stderr).not.toContain('Model metadata for');
   return run.messages;
-}
-
-function expectUpstreamCredentials(route: RouteSpec): void {
-  const stub = stubOf(env, route);
-  if (!stub) return;
-  expect(upstreamHeaderText(stub)).not.toContain(env.issued.key);
-  const expected = { anthropic: UPSTREAM_SECRETS.STUB_ANTHROPIC_KEY, openai: `Bearer ${UPSTREAM_SECRETS.STUB_OPENAI_KEY}`, chat: undefined, bedrock: 'sigv4' }[route.stub!];
-  for (const exchange of stub.exchanges) expect(upstreamCredential(route, exchange)).toBe(expected);
 }
 
 function gitRepo(): string {
@@ -164,257 +79,185 @@ function gitRepo(): string {
   return dir;
 }
 
-/** Turn 1 answers with reasoning, turn 2 (`exec resume --last`) must send it back. */
-async function reasoningTwoTurns(route: RouteSpec, model: string, upstreamModel: string | undefined): Promise<void> {
-  const stub = stubOf(env, route);
-  stub?.script({ thinking: true, text: 'First answer.' }, { text: 'Second answer.' });
-  const home = codexHome();
-  const cwd = env.dir('codex-work');
-  const first = await runCodex(['exec', '--json', '--skip-git-repo-check', '-m', model, 'Think, then answer'], { env: codexEnv(env.issued.setup.codex.env, home), cwd, timeoutMs: RUN_TIMEOUT_MS });
-  const firstMessages = expectSuccess(first);
-  expect(first.events.some((event) => event.type === 'item.completed' && event.item?.type === 'reasoning')).toBe(true);
-  // `exec resume` does not keep the session's model (it falls back to the configured default): name it again.
-  const second = await runCodex(['exec', 'resume', '--last', '--json', '--skip-git-repo-check', '-m', model, 'And a second turn'], { env: codexEnv(env.issued.setup.codex.env, home), cwd, timeoutMs: RUN_TIMEOUT_MS });
-  const secondMessages = expectSuccess(second);
-  if (stub) {
-    expect([firstMessages.at(-1), secondMessages.at(-1)]).toEqual(['First answer.', 'Second answer.']);
-    const creates = stub.creates();
-    expect(creates.map((exchange) => exchange.request.model)).toEqual([upstreamModel ?? model, upstreamModel ?? model]);
-    const sent = creates[0]?.answer?.thinking;
-    if (stub.format === 'chat') {
-      // Chat Completions has no encrypted reasoning and no standard way back for it: what must hold is
-      // that Codex got a reasoning item and that sending it back to the gateway works.
-      const [, again] = clientRequests(env, 'responses', RESPONSES);
-      expect(reasoningItems(again!)).toEqual([expect.objectContaining({ text: sent?.text })]);
-    } else expect(reasoningItems(creates[1]!.request)).toEqual([expect.objectContaining({ text: sent?.text, signature: sent?.signature })]);
-  } else {
-    const requests = clientRequests(env, 'responses', RESPONSES);
-    expect(requests).toHaveLength(2);
-    const encrypted = /"encrypted_content":"([A-Za-z0-9+/=]+)"/.exec(requests[0]!.exchange.response)?.[1];
-    expect(encrypted).toBeDefined();
-    expect(reasoningItems(requests[1]!)).toEqual([expect.objectContaining({ signature: encrypted })]);
-  }
-}
-
-describe(book.title, () => {
-  for (const route of CODEX_ROUTES) {
-    describe(route.id, () => {
-      const cell = (scenario: Scenario, fn: () => Promise<void>) => book.cell(route, scenario, PRIMARY, fn, TEST_TIMEOUT_MS);
-
-      cell(S.text, async () => {
-        const messages = expectSuccess(await codexExec(route, 'Say hi'));
-        const stub = stubOf(env, route);
-        // What Codex sent: the classic gpt-5.5 shape the catalog entry asks for.
-        const [sent] = clientRequests(env, 'responses', RESPONSES);
-        expect(sent?.stream).toBe(true);
-        expect(sent?.tools).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'apply_patch', kind: 'custom' }), expect.objectContaining({ name: 'exec_command', kind: 'function' })]));
-        expect(sent?.exchange.headers['x-openai-internal-codex-responses-lite']).toBeUndefined();
-        expect(sent?.exchange.responseHeaders['content-type']).toContain('text/event-stream');
-        if (stub) {
-          expect(messages.at(-1)).toBe(`Hello from the ${stub.format} stub.`);
-          const creates = stub.creates();
-          expect(creates).toHaveLength(1);
-          expect(creates[0]?.request.stream).toBe(true);
-          expect(creates[0]?.request.model).toBe(route.upstreamModel ?? route.model);
-          expectUpstreamCredentials(route);
-        } else {
-          expect(messages.at(-1)).toContain('Hello from the gateway simulator. You said: Say hi');
-        }
-        await until(() => logsFor(env, route.model).length > 0);
-        expect(logsFor(env, route.model)[0]).toMatchObject({ route: 'responses', status: 200, outcome: 'ok', upstream: route.stub ?? 'sim', usage: expect.objectContaining({ outputTokens: expect.any(Number) }) });
-      });
-
-      cell(S.exec, async () => {
-        const stub = stubOf(env, route);
-        stub?.script({ tool: { name: 'exec_command', input: { cmd: 'echo hello-from-tool' } } }, { text: 'The command printed hello-from-tool.' });
-        const run = await codexExec(route, stub ? 'Run echo hello-from-tool' : 'Use exec_command.');
-        const messages = expectSuccess(run);
-        const commands = run.events.filter((event) => event.type === 'item.completed' && event.item?.type === 'command_execution');
-        expect(commands).toHaveLength(1);
-        if (stub) {
-          expect(commands[0]?.item).toMatchObject({ exit_code: 0, aggregated_output: 'hello-from-tool\n' });
-          const creates = stub.creates();
-          expect(creates).toHaveLength(2);
-          const call = creates[0]?.answer?.toolCall;
-          expect(toolCalls(creates[1]!.request)).toEqual([expect.objectContaining({ id: call?.id, name: 'exec_command' })]);
-          expect(toolResults(creates[1]!.request)).toEqual([expect.objectContaining({ id: call?.id, output: expect.stringContaining('hello-from-tool') })]);
-          expect(messages.at(-1)).toBe('The command printed hello-from-tool.');
-          expectUpstreamCredentials(route);
-        } else {
-          // The simulator calls exec_command with {"cmd":"simulated"}: a failing command, reported back all the same.
-          const requests = clientRequests(env, 'responses', RESPONSES);
-          expect(requests).toHaveLength(2);
-          const [call] = toolCalls(requests[1]!);
-          expect(call).toMatchObject({ name: 'exec_command', input: JSON.stringify({ cmd: 'simulated' }) });
-          expect(toolResults(requests[1]!)).toEqual([expect.objectContaining({ id: call?.id })]);
-          expect(messages.at(-1)).toContain('The tool returned');
-        }
-      });
-
-      cell(S.applyPatch, async () => {
-        const stub = stubOf(env, route);
-        stub?.script({ tool: { name: 'apply_patch', input: PATCH } }, { text: 'Patched hello.txt.' });
-        const repo = gitRepo();
-        const run = await codexExec(route, stub ? 'Patch hello.txt' : 'Use apply_patch on hello.txt.', { cwd: repo, execArgs: ['-s', 'workspace-write', '-C', repo] });
-        const messages = expectSuccess(run);
-        if (stub) {
-          expect(readFileSync(join(repo, 'hello.txt'), 'utf8')).toBe('hello patched\n');
-          expect(run.events.some((event) => event.type === 'item.completed' && event.item?.type === 'file_change' && event.item.status === 'completed')).toBe(true);
-          const creates = stub.creates();
-          expect(creates).toHaveLength(2);
-          expect(creates[0]?.request.tools.some((tool) => tool.name === 'apply_patch')).toBe(true);
-          const call = creates[0]?.answer?.toolCall;
-          expect(toolResults(creates[1]!.request)).toEqual([expect.objectContaining({ id: call?.id, output: expect.stringContaining('Success. Updated the following files') })]);
-          expect(messages.at(-1)).toBe('Patched hello.txt.');
-        } else {
-          const requests = clientRequests(env, 'responses', RESPONSES);
-          expect(requests).toHaveLength(2);
-          const [call] = toolCalls(requests[1]!);
-          expect(call).toMatchObject({ name: 'apply_patch', input: 'simulated input' });
-          expect(requests[1]!.body.input).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'custom_tool_call_output', call_id: call?.id })]));
-          expect(readFileSync(join(repo, 'hello.txt'), 'utf8')).toBe('hello\n');
-        }
-      });
-
-      cell(S.reasoning, () => reasoningTwoTurns(route, route.model, route.upstreamModel));
-
-      cell(S.reasoningAlias, () => reasoningTwoTurns(route, route.alias!.model, route.alias!.upstreamModel));
-
-      cell(S.compaction, async () => {
-        const stub = stubOf(env, route);
-        stub?.script(
-          { tool: { name: 'exec_command', input: { cmd: 'echo hello-from-tool' } }, inputTokens: 50_000 },
-          { when: (request) => request.lastUserText.includes(COMPACTION_PROMPT), text: 'SUMMARY: the user asked to run echo; it printed hello-from-tool.' },
-          { text: 'Done after compaction.' },
-        );
-        const run = await codexExec(route, stub ? 'Run echo hello-from-tool' : 'Use exec_command.', { compactTokenLimit: 2000 });
-        const messages = expectSuccess(run);
-        const sent = clientRequests(env, 'responses', RESPONSES);
-        const kinds = sent.map((request) => (JSON.parse(String(request.exchange.headers['x-codex-turn-metadata'] ?? '{}')) as Json).request_kind);
-        const compactionAt = kinds.indexOf('compaction');
-        expect(compactionAt).toBeGreaterThan(0);
-        expect(sent[compactionAt]?.body.tools).toEqual([]);
-        expect(sent[compactionAt]?.lastUserText).toContain(COMPACTION_PROMPT);
-        expect(sent[compactionAt]?.exchange.status).toBe(200);
-        const after = sent[compactionAt + 1];
-        expect(after?.items.some((item) => item.type === 'text' && item.role === 'user' && item.text.includes(COMPACTION_HANDOFF))).toBe(true);
-        if (stub) {
-          const creates = stub.creates();
-          expect(creates).toHaveLength(3);
-          expect(creates[1]?.request.lastUserText).toContain(COMPACTION_PROMPT);
-          expect(creates[2]?.request.items.some((item) => item.type === 'text' && item.text.includes('SUMMARY: the user asked to run echo'))).toBe(true);
-          expect(messages.at(-1)).toBe('Done after compaction.');
-        }
-      });
-
-      cell(S.title, async () => {
-        const stub = stubOf(env, route);
-        stub?.script({ when: (request) => request.outputSchema === undefined, text: 'Hi from the first TUI turn.' });
-        const cwd = env.dir('codex-tui');
-        const home = codexHome({ trustedDir: cwd });
-        const titleRequest = () => tapPosts(env, RESPONSES).find((exchange) => exchange.body.includes('"codex_output_schema"') && exchange.endedAt !== undefined);
-        const run = await runCodexTui({ args: ['-m', route.model], prompt: 'Say hi', done: () => titleRequest() !== undefined, env: codexEnv(env.issued.setup.codex.env, home, 'xterm-256color'), cwd, timeoutMs: RUN_TIMEOUT_MS });
-        const exchange = titleRequest();
-        if (!exchange) throw new Error(`no title request was made: ${describeRun(run)}`);
-        expect(run.timedOut).toBe(false);
-        expect(exchange.headers.originator).toBe('codex-tui');
-        const body = JSON.parse(exchange.body) as Json;
-        expect(body.text).toMatchObject({ format: { type: 'json_schema', strict: true, name: 'codex_output_schema', schema: TITLE_SCHEMA } });
-        expect(exchange.status).toBe(200);
-        // The answer streamed back is JSON satisfying the schema.
-        const done = /"type":"response\.output_text\.done"[^\n]*"text":("(?:[^"\\]|\\.)*")/.exec(exchange.response)?.[1];
-        expect(done).toBeDefined();
-        const title = JSON.parse(JSON.parse(done!) as string) as { title?: unknown };
-        expect(typeof title.title).toBe('string');
-        if (stub) {
-          const asked = stub.creates().find((created) => created.request.outputSchema !== undefined || containsDeep(created.body, TITLE_SCHEMA));
-          expect(asked).toBeDefined();
-          expect(containsDeep(asked?.body, TITLE_SCHEMA)).toBe(true);
-        }
-      });
-
-      cell(S.auth, async () => {
-        const revoked = await env.createKey('conformance-revoked');
-        await env.revokeKey(revoked.id);
-        env.reset();
-        const run = await codexExec(route, 'Say hi', { issued: revoked });
-        expect(run.timedOut).toBe(false);
-        expect(run.code).not.toBe(0);
-        expect(`${run.stdout}\n${run.stderr}`).toMatch(/401 Unauthorized/);
-        const posts = tapPosts(env, RESPONSES);
-        expect(posts.length).toBeGreaterThan(0);
-        expect(new Set(posts.map((exchange) => exchange.status))).toEqual(new Set([401]));
-        expect(JSON.parse(posts[0]!.response)).toMatchObject({ error: { code: 'invalid_api_key' } });
-        expect(stubOf(env, route)!.exchanges).toHaveLength(0);
-      });
-
-      cell(S.fallback529, () => primaryFails(529));
-
-      cell(S.fallback429, () => primaryFails(429));
-
-      cell(S.retry429, async () => {
-        const stub = stubOf(env, route)!;
-        stub.script({ error: { status: 429, retryAfter: 1, message: 'stub rate limit' } }, { text: 'Recovered after a 429.' });
-        const messages = expectSuccess(await codexExec(route, 'Say hi'));
-        expect(messages.at(-1)).toBe('Recovered after a 429.');
-        const creates = stub.creates();
-        expect(creates).toHaveLength(2);
-        expect(creates[1]!.at - creates[0]!.at).toBeGreaterThanOrEqual(900);
-        const posts = tapPosts(env, RESPONSES);
-        expect(posts.map((exchange) => exchange.status)).toEqual([429, 200]);
-        expect(posts[0]?.responseHeaders['retry-after']).toBe('1');
-      });
-
-      cell(S.overloaded, async () => {
-        const stub = stubOf(env, route)!;
-        stub.script({ error: { status: stub.format === 'messages' ? 529 : 503, message: 'stub overloaded' } }, { text: 'Recovered after an overload.' });
-        const messages = expectSuccess(await codexExec(route, 'Say hi'));
-        expect(messages.at(-1)).toBe('Recovered after an overload.');
-        expect(stub.creates()).toHaveLength(2);
-        expect(tapPosts(env, RESPONSES).map((exchange) => exchange.status)).toEqual([503, 200]);
-      });
-
-      cell(S.midstream, async () => {
-        const stub = stubOf(env, route)!;
-        stub.script({ breakMidStream: true }, { text: 'Recovered after reconnecting.' });
-        const run = await codexExec(route, 'Say hi');
-        const messages = expectSuccess(run);
-        expect(messages.at(-1)).toBe('Recovered after reconnecting.');
+/** Codex for the shared cells: a turn is `codex exec --json`; failures come back as statuses and response.failed. */
+const driver: ClientDriver = {
+  client: 'codex',
+  book: new CellBook('codex', CODEX.name, CODEX.version),
+  primary: 'openai',
+  routes: CODEX_ROUTES,
+  fallback: FALLBACK_ROUTES.codex,
+  path: RESPONSES,
+  format: 'responses',
+  get env() {
+    return env;
+  },
+  async sayHi(route, model) {
+    const run = await codexExec(route, 'Say hi', { model });
+    return { answer: expectSuccess(run).at(-1), stdout: run.stdout };
+  },
+  // Turn 2 is `exec resume --last` with the same CODEX_HOME and folder.
+  async twoTurns(_route, model) {
+    const home = codexHome();
+    const cwd = env.dir('codex-work');
+    const first = await runCodex(['exec', '--json', '--skip-git-repo-check', '-m', model, 'Think, then answer'], { env: codexEnv(env.issued.setup.codex.env, home), cwd, timeoutMs: RUN_TIMEOUT_MS });
+    const firstMessages = expectSuccess(first);
+    expect(first.events.some((event) => event.type === 'item.completed' && event.item?.type === 'reasoning')).toBe(true);
+    // `exec resume` does not keep the session's model (it falls back to the configured default): name it again.
+    const second = await runCodex(['exec', 'resume', '--last', '--json', '--skip-git-repo-check', '-m', model, 'And a second turn'], { env: codexEnv(env.issued.setup.codex.env, home), cwd, timeoutMs: RUN_TIMEOUT_MS });
+    return [firstMessages.at(-1), expectSuccess(second).at(-1)];
+  },
+  simulatorReasoning: /"encrypted_content":"([A-Za-z0-9+/=]+)"/,
+  probeBody: (model) => ({ model, input: 'hi' }),
+  sees: {
+    overloadedStatus: 503,
+    dropped: {
+      answer: 'Recovered after reconnecting.',
+      ended: ['"type":"response.failed"'],
+      retried: (turn, stub) => {
         expect(stub.creates().map((exchange) => exchange.request.stream)).toEqual([true, true]);
-        const posts = tapPosts(env, RESPONSES);
-        expect(posts[0]?.status).toBe(200);
-        expect(posts[0]?.response).toContain('"type":"response.failed"');
-        expect(run.stdout).toMatch(/Reconnecting\.\.\. 1\/5/);
-        await until(() => logsFor(env, route.model).length >= 2);
-        expect(logsFor(env, route.model).map((line) => line.outcome).slice(-2)).toEqual(['upstream_failed', 'ok']);
-      });
+        expect(turn.stdout).toMatch(/Reconnecting\.\.\. 1\/5/);
+      },
+    },
+    failedInStream: {
+      ended: ['"type":"response.failed"', 'stub failure inside the stream'],
+      retried: (_turn, stub) => expect(stub.creates().map((exchange) => exchange.request.stream)).toEqual([true, true]),
+    },
+  },
+};
 
-      cell(S.streamError, async () => {
-        const stub = stubOf(env, route)!;
-        stub.script({ streamError: true }, { text: 'Recovered after a failed stream.' });
-        const messages = expectSuccess(await codexExec(route, 'Say hi'));
-        expect(messages.at(-1)).toBe('Recovered after a failed stream.');
-        expect(stub.creates().map((exchange) => exchange.request.stream)).toEqual([true, true]);
-        const posts = tapPosts(env, RESPONSES);
-        expect(posts[0]?.status).toBe(200);
-        expect(posts[0]?.response).toContain('"type":"response.failed"');
-        expect(posts[0]?.response).toContain('stub failure inside the stream');
-        await until(() => logsFor(env, route.model).length >= 2);
-        expect(logsFor(env, route.model).map((line) => line.outcome).slice(-2)).toEqual(['upstream_error', 'ok']);
-      });
-    });
-  }
+describeClient(driver, S, (route, cell) => {
+  cell(S.text, async () => {
+    const messages = expectSuccess(await codexExec(route, 'Say hi'));
+    // What Codex sent: the classic gpt-5.5 shape the catalog entry asks for.
+    const [sent] = clientRequests(env, 'responses', RESPONSES);
+    expect(sent?.stream).toBe(true);
+    expect(sent?.tools).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'apply_patch', kind: 'custom' }), expect.objectContaining({ name: 'exec_command', kind: 'function' })]));
+    expect(sent?.exchange.headers['x-openai-internal-codex-responses-lite']).toBeUndefined();
+    expect(sent?.exchange.responseHeaders['content-type']).toContain('text/event-stream');
+    await expectPlainTurn(driver, route, messages.at(-1), 'Hello from the gateway simulator. You said: Say hi');
+  });
 
-  test('probe: what cross-format routes answer with the switch off', async () => {
-    if (CROSS_FORMAT_READY) return;
-    for (const route of CODEX_ROUTES.filter((candidate) => candidate.crossFormat)) {
-      const response = await fetch(`${env.tap.url}${RESPONSES}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${env.issued.key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: route.model, input: 'hi' }),
-      });
-      await response.arrayBuffer();
-      recordProbe({ client: 'codex', route: route.id, model: route.model, status: response.status });
+  cell(S.exec, async () => {
+    const stub = stubOf(env, route);
+    stub?.script({ tool: { name: 'exec_command', input: { cmd: 'echo hello-from-tool' } } }, { text: 'The command printed hello-from-tool.' });
+    const run = await codexExec(route, stub ? 'Run echo hello-from-tool' : 'Use exec_command.');
+    const messages = expectSuccess(run);
+    const commands = run.events.filter((event) => event.type === 'item.completed' && event.item?.type === 'command_execution');
+    expect(commands).toHaveLength(1);
+    if (stub) {
+      expect(commands[0]?.item).toMatchObject({ exit_code: 0, aggregated_output: 'hello-from-tool\n' });
+      const creates = stub.creates();
+      expect(creates).toHaveLength(2);
+      const call = creates[0]?.answer?.toolCall;
+      expect(toolCalls(creates[1]!.request)).toEqual([expect.objectContaining({ id: call?.id, name: 'exec_command' })]);
+      expect(toolResults(creates[1]!.request)).toEqual([expect.objectContaining({ id: call?.id, output: expect.stringContaining('hello-from-tool') })]);
+      expect(messages.at(-1)).toBe('The command printed hello-from-tool.');
+      expectUpstreamCredentials(env, route);
+    } else {
+      // The simulator calls exec_command with {"cmd":"simulated"}: a failing command, reported back all the same.
+      const requests = clientRequests(env, 'responses', RESPONSES);
+      expect(requests).toHaveLength(2);
+      const [call] = toolCalls(requests[1]!);
+      expect(call).toMatchObject({ name: 'exec_command', input: JSON.stringify({ cmd: 'simulated' }) });
+      expect(toolResults(requests[1]!)).toEqual([expect.objectContaining({ id: call?.id })]);
+      expect(messages.at(-1)).toContain('The tool returned');
     }
+  });
+
+  cell(S.applyPatch, async () => {
+    const stub = stubOf(env, route);
+    stub?.script({ tool: { name: 'apply_patch', input: PATCH } }, { text: 'Patched hello.txt.' });
+    const repo = gitRepo();
+    const run = await codexExec(route, stub ? 'Patch hello.txt' : 'Use apply_patch on hello.txt.', { cwd: repo, execArgs: ['-s', 'workspace-write', '-C', repo] });
+    const messages = expectSuccess(run);
+    if (stub) {
+      expect(readFileSync(join(repo, 'hello.txt'), 'utf8')).toBe('hello patched\n');
+      expect(run.events.some((event) => event.type === 'item.completed' && event.item?.type === 'file_change' && event.item.status === 'completed')).toBe(true);
+      const creates = stub.creates();
+      expect(creates).toHaveLength(2);
+      expect(creates[0]?.request.tools.some((tool) => tool.name === 'apply_patch')).toBe(true);
+      const call = creates[0]?.answer?.toolCall;
+      expect(toolResults(creates[1]!.request)).toEqual([expect.objectContaining({ id: call?.id, output: expect.stringContaining('Success. Updated the following files') })]);
+      expect(messages.at(-1)).toBe('Patched hello.txt.');
+    } else {
+      const requests = clientRequests(env, 'responses', RESPONSES);
+      expect(requests).toHaveLength(2);
+      const [call] = toolCalls(requests[1]!);
+      expect(call).toMatchObject({ name: 'apply_patch', input: 'simulated input' });
+      expect(requests[1]!.body.input).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'custom_tool_call_output', call_id: call?.id })]));
+      expect(readFileSync(join(repo, 'hello.txt'), 'utf8')).toBe('hello\n');
+    }
+  });
+
+  cell(S.reasoning, () => reasoningRoundTrip(driver, route, route.model, route.upstreamModel));
+
+  cell(S.reasoningAlias, () => reasoningRoundTrip(driver, route, route.alias!.model, route.alias!.upstreamModel));
+
+  cell(S.compaction, async () => {
+    const stub = stubOf(env, route);
+    stub?.script(
+      { tool: { name: 'exec_command', input: { cmd: 'echo hello-from-tool' } }, inputTokens: 50_000 },
+      { when: (request) => request.lastUserText.includes(COMPACTION_PROMPT), text: 'SUMMARY: the user asked to run echo; it printed hello-from-tool.' },
+      { text: 'Done after compaction.' },
+    );
+    const run = await codexExec(route, stub ? 'Run echo hello-from-tool' : 'Use exec_command.', { compactTokenLimit: 2000 });
+    const messages = expectSuccess(run);
+    const sent = clientRequests(env, 'responses', RESPONSES);
+    const kinds = sent.map((request) => (JSON.parse(String(request.exchange.headers['x-codex-turn-metadata'] ?? '{}')) as Json).request_kind);
+    const compactionAt = kinds.indexOf('compaction');
+    expect(compactionAt).toBeGreaterThan(0);
+    expect(sent[compactionAt]?.body.tools).toEqual([]);
+    expect(sent[compactionAt]?.lastUserText).toContain(COMPACTION_PROMPT);
+    expect(sent[compactionAt]?.exchange.status).toBe(200);
+    const after = sent[compactionAt + 1];
+    expect(after?.items.some((item) => item.type === 'text' && item.role === 'user' && item.text.includes(COMPACTION_HANDOFF))).toBe(true);
+    if (stub) {
+      const creates = stub.creates();
+      expect(creates).toHaveLength(3);
+      expect(creates[1]?.request.lastUserText).toContain(COMPACTION_PROMPT);
+      expect(creates[2]?.request.items.some((item) => item.type === 'text' && item.text.includes('SUMMARY: the user asked to run echo'))).toBe(true);
+      expect(messages.at(-1)).toBe('Done after compaction.');
+    }
+  });
+
+  cell(S.title, async () => {
+    const stub = stubOf(env, route);
+    stub?.script({ when: (request) => request.outputSchema === undefined, text: 'Hi from the first TUI turn.' });
+    const cwd = env.dir('codex-tui');
+    const home = codexHome({ trustedDir: cwd });
+    const titleRequest = () => tapPosts(env, RESPONSES).find((exchange) => exchange.body.includes('"codex_output_schema"') && exchange.endedAt !== undefined);
+    const run = await runCodexTui({ args: ['-m', route.model], prompt: 'Say hi', done: () => titleRequest() !== undefined, env: codexEnv(env.issued.setup.codex.env, home, 'xterm-256color'), cwd, timeoutMs: RUN_TIMEOUT_MS });
+    const exchange = titleRequest();
+    if (!exchange) throw new Error(`no title request was made: ${describeRun(run)}`);
+    expect(run.timedOut).toBe(false);
+    expect(exchange.headers.originator).toBe('codex-tui');
+    const body = JSON.parse(exchange.body) as Json;
+    expect(body.text).toMatchObject({ format: { type: 'json_schema', strict: true, name: 'codex_output_schema', schema: TITLE_SCHEMA } });
+    expect(exchange.status).toBe(200);
+    // The answer streamed back is JSON satisfying the schema.
+    const done = /"type":"response\.output_text\.done"[^\n]*"text":("(?:[^"\\]|\\.)*")/.exec(exchange.response)?.[1];
+    expect(done).toBeDefined();
+    const title = JSON.parse(JSON.parse(done!) as string) as { title?: unknown };
+    expect(typeof title.title).toBe('string');
+    if (stub) {
+      const asked = stub.creates().find((created) => created.request.outputSchema !== undefined || containsDeep(created.body, TITLE_SCHEMA));
+      expect(asked).toBeDefined();
+      expect(containsDeep(asked?.body, TITLE_SCHEMA)).toBe(true);
+    }
+  });
+
+  cell(S.auth, async () => {
+    const revoked = await env.createKey('conformance-revoked');
+    await env.revokeKey(revoked.id);
+    env.reset();
+    const run = await codexExec(route, 'Say hi', { issued: revoked });
+    expect(run.timedOut).toBe(false);
+    expect(run.code).not.toBe(0);
+    expect(`${run.stdout}\n${run.stderr}`).toMatch(/401 Unauthorized/);
+    const posts = tapPosts(env, RESPONSES);
+    expect(posts.length).toBeGreaterThan(0);
+    expect(new Set(posts.map((exchange) => exchange.status))).toEqual(new Set([401]));
+    expect(JSON.parse(posts[0]!.response)).toMatchObject({ error: { code: 'invalid_api_key' } });
+    expect(stubOf(env, route)!.exchanges).toHaveLength(0);
   });
 });

@@ -1,5 +1,5 @@
 import type { ClientsEnvironment } from './environment.ts';
-import type { RouteSpec } from './routes.ts';
+import { UPSTREAM_SECRETS, type RouteSpec } from './routes.ts';
 import type { TapExchange } from './tap.ts';
 import { BEDROCK_CREDENTIALS, BEDROCK_REGION } from './upstream/scripted-bedrock.ts';
 import type { Exchange, ScriptedUpstream } from './upstream/scripted-upstream.ts';
@@ -42,7 +42,7 @@ export function logsFor(env: ClientsEnvironment, model: string): Json[] {
 }
 
 /** Every header value an upstream saw, to check the gateway key never reaches it. */
-export function upstreamHeaderText(stub: ScriptedUpstream): string {
+function upstreamHeaderText(stub: ScriptedUpstream): string {
   return stub.exchanges.map((exchange) => JSON.stringify(exchange.headers)).join('\n');
 }
 
@@ -51,12 +51,42 @@ export function upstreamHeaderText(stub: ScriptedUpstream): string {
  * the gateway's own AWS credentials, which the fake verified before answering. Never the
  * client's key.
  */
-export function upstreamCredential(route: RouteSpec, exchange: Exchange): string | undefined {
+function upstreamCredential(route: RouteSpec, exchange: Exchange): string | undefined {
   if (route.stub === 'anthropic') return String(exchange.headers['x-api-key']);
   if (route.stub !== 'bedrock') return exchange.headers.authorization;
   const signature = new RegExp(`^AWS4-HMAC-SHA256 Credential=${BEDROCK_CREDENTIALS.accessKeyId}/\\d{8}/${BEDROCK_REGION}/bedrock/aws4_request, SignedHeaders=[^ ]+, Signature=[0-9a-f]{64}$`);
   const signed = signature.test(String(exchange.headers.authorization)) && exchange.headers['x-amz-security-token'] === BEDROCK_CREDENTIALS.sessionToken;
   return signed && exchange.headers['x-api-key'] === undefined ? 'sigv4' : `unexpected: ${JSON.stringify(exchange.headers)}`;
+}
+
+/** The gateway key must never reach an upstream; the upstream's own credential must. */
+export function expectUpstreamCredentials(env: ClientsEnvironment, route: RouteSpec): void {
+  const stub = stubOf(env, route);
+  if (!stub) return;
+  expect(upstreamHeaderText(stub)).not.toContain(env.issued.key);
+  const expected = { anthropic: UPSTREAM_SECRETS.STUB_ANTHROPIC_KEY, openai: `Bearer ${UPSTREAM_SECRETS.STUB_OPENAI_KEY}`, chat: undefined, bedrock: 'sigv4' }[route.stub!];
+  for (const exchange of stub.exchanges) expect(upstreamCredential(route, exchange)).toBe(expected);
+}
+
+/**
+ * What Claude Code sent, as Bedrock got it: every beta either in the body's anthropic_beta or
+ * named in x-gateway-dropped, the same for metadata, and none of Bedrock's own invocation
+ * metrics in the stream Claude Code got. (The fake refused the body had it kept model or stream.)
+ */
+export function expectBedrockRewrite(post: TapExchange, upstreamBody: Json): void {
+  const sent = JSON.parse(post.body) as Json;
+  const betas = String(post.headers['anthropic-beta'] ?? '').split(',').map((beta) => beta.trim()).filter(Boolean);
+  expect(betas.length).toBeGreaterThan(0);
+  const passed = (upstreamBody.anthropic_beta ?? []) as string[];
+  const dropped = String(post.responseHeaders['x-gateway-dropped'] ?? '').split(', ');
+  // Bedrock knows the advanced tool use beta by its earlier name.
+  const onBedrock = (beta: string) => (beta === 'advanced-tool-use-2025-11-20' ? 'tool-search-tool-2025-10-19' : beta);
+  for (const beta of betas) if (!passed.includes(onBedrock(beta))) expect({ beta, dropped }).toEqual({ beta, dropped: expect.arrayContaining([`anthropic-beta ${beta}`]) });
+  expect(passed.every((beta) => betas.map(onBedrock).includes(beta))).toBe(true);
+  expect(upstreamBody.anthropic_version).toBe('bedrock-2023-05-31');
+  if ('metadata' in sent) expect(dropped).toContain('metadata');
+  expect(upstreamBody.system).toEqual(sent.system);
+  expect(post.response).not.toContain('invocationMetrics');
 }
 
 export async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {

@@ -68,6 +68,21 @@ test('an exception frame mid-stream surfaces as the SDK\'s typed exception', asy
   expect(seen).toHaveLength(3);
 });
 
+test('dropAfter: every event reaches the SDK, then the connection drops instead of ending the stream', async () => {
+  for (const seed of [undefined, 1]) {
+    fake.chunking(seed);
+    fake.script({ events: textEvents('Dropped').slice(0, 4), dropAfter: true });
+    const answer = await client.send(new InvokeModelWithResponseStreamCommand({ modelId: MODEL_IDS[0], body, contentType: 'application/json' }));
+    const events: Record<string, unknown>[] = [];
+    const read = (async () => {
+      for await (const part of answer.body ?? []) if (part.chunk?.bytes) events.push(JSON.parse(new TextDecoder().decode(part.chunk.bytes)));
+    })();
+    await expect(read).rejects.toThrow();
+    expect(events).toEqual(textEvents('Dropped').slice(0, 4));
+  }
+  fake.chunking(undefined);
+});
+
 test('a corrupt CRC is rejected by the SDK\'s decoder', async () => {
   fake.script({ events: textEvents('Broken'), corruptAfter: 2 });
   const answer = await client.send(new InvokeModelWithResponseStreamCommand({ modelId: MODEL_IDS[0], body, contentType: 'application/json' }));

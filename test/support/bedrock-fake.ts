@@ -121,14 +121,16 @@ async function answer(res: http.ServerResponse, request: BedrockRequest, scripte
   }
   const bytes = Buffer.concat(frames);
   const pieces = seed === undefined ? frames : randomPieces(bytes, seed);
-  for (const piece of pieces) {
+  // dropAfter: the connection drops once the last piece has reached the socket (its write
+  // callback), so every frame leaves first, as from a service failing mid-answer.
+  const drop = () => res.socket?.destroy();
+  for (const [index, piece] of pieces.entries()) {
     if (res.destroyed) return;
-    res.write(piece);
+    res.write(piece, scripted.dropAfter && index === pieces.length - 1 ? drop : undefined);
     if (scripted.gapMs) await new Promise((resolve) => setTimeout(resolve, scripted.gapMs));
   }
-  // Let the frames leave before the connection drops, as a service failing mid-answer would.
-  if (scripted.dropAfter) setTimeout(() => res.socket?.destroy(), 50);
-  else res.end();
+  if (!scripted.dropAfter) res.end();
+  else if (pieces.length === 0) drop();
 }
 
 /**

@@ -297,8 +297,3 @@ function halves(text: string): string[] {
   const half = Math.ceil(text.length / 2);
   return [text.slice(0, half), text.slice(half)];
 }
-
-/** The Anthropic stream events (JSON) in SSE frames, as Bedrock wraps them one per chunk: Bedrock sends no pings. */
-export function eventsOf(frames: string[]): Json[] {
-  return frames.map((frame) => JSON.parse(frame.slice(frame.indexOf('\ndata: ') + '\ndata: '.length)) as Json).filter((event) => event.type !== 'ping');
-}

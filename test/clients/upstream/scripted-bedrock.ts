@@ -1,5 +1,5 @@
 import { FAKE_CREDENTIALS, startBedrockFake, type BedrockAnswer, type BedrockRequest } from '../../support/bedrock-fake.ts';
-import { eventsOf, partialFrames, render } from './render.ts';
+import { partialFrames, render } from './render.ts';
 import { ScriptedUpstream } from './scripted-upstream.ts';
 import { readRequest, type Json } from './wire.ts';
 
@@ -72,4 +72,9 @@ export class ScriptedBedrock extends ScriptedUpstream {
     stop['amazon-bedrock-invocationMetrics'] = { inputTokenCount: answer.usage.input, outputTokenCount: answer.usage.output, invocationLatency: 420, firstByteLatency: 120 };
     return { events };
   }
+}
+
+/** The Anthropic stream events (JSON) in SSE frames, as Bedrock wraps them one per chunk: Bedrock sends no pings. */
+function eventsOf(frames: string[]): Json[] {
+  return frames.map((frame) => JSON.parse(frame.slice(frame.indexOf('\ndata: ') + '\ndata: '.length)) as Json).filter((event) => event.type !== 'ping');
 }

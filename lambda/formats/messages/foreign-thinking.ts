@@ -1,9 +1,6 @@
 import { isPackedCarrier } from '../../translate/reasoning-carry.ts';
+import { isObject, type Json } from '../../translate/request/shared.ts';
 import type { CleanedRequest } from '../cleaned-request.ts';
-
-type Block = Record<string, unknown>;
-type Message = { role?: unknown; content?: unknown };
-
 
 /**
  * A conversation that crossed providers carries thinking blocks the translator packed (`gw1.`,
@@ -19,25 +16,26 @@ type Message = { role?: unknown; content?: unknown };
  * Undefined when the request cannot be sent this way (an assistant turn made only of foreign
  * reasoning would be left empty): the caller translates it instead.
  */
-export function withoutForeignThinking(rawBody: string, body: Record<string, unknown>): CleanedRequest | undefined {
-  const messages = Array.isArray(body.messages) ? (body.messages as Message[]) : [];
+export function withoutForeignThinking(rawBody: string, body: Json): CleanedRequest | undefined {
+  // Content blocks (and, unvalidated, messages) may be anything at all: what is not an object goes as sent.
+  const messages: unknown[] = Array.isArray(body.messages) ? body.messages : [];
   let removed = false;
   let continuedTurnLostThinking = false;
-  const lastAssistant = messages.findLastIndex((message) => message.role === 'assistant');
-  const cleaned: Message[] = [];
+  const lastAssistant = messages.findLastIndex((message) => isObject(message) && message.role === 'assistant');
+  const cleaned: unknown[] = [];
   for (const [index, message] of messages.entries()) {
-    if (message.role !== 'assistant' || !Array.isArray(message.content)) {
+    if (!isObject(message) || message.role !== 'assistant' || !Array.isArray(message.content)) {
       cleaned.push(message);
       continue;
     }
-    const content = (message.content as Block[]).filter((block) => !isForeign(block));
+    const content = message.content.filter((block) => !isForeign(block));
     if (content.length === message.content.length) {
       cleaned.push(message);
       continue;
     }
     if (content.length === 0) return undefined;
     removed = true;
-    if (index === lastAssistant && isForeign(message.content[0] as Block) && !isThinking(content[0])) continuedTurnLostThinking = true;
+    if (index === lastAssistant && isForeign(message.content[0]) && !isThinking(content[0])) continuedTurnLostThinking = true;
     cleaned.push({ ...message, content });
   }
   if (!removed) return { body: rawBody, dropped: [] };
@@ -50,20 +48,19 @@ export function withoutForeignThinking(rawBody: string, body: Record<string, unk
   return { body: JSON.stringify(out), dropped };
 }
 
-function isThinking(block: Block | undefined): boolean {
-  return block?.type === 'thinking' || block?.type === 'redacted_thinking';
+function isThinking(block: unknown): boolean {
+  return isObject(block) && (block.type === 'thinking' || block.type === 'redacted_thinking');
 }
 
-function isForeign(block: Block): boolean {
-  return (block.type === 'thinking' && isPackedCarrier(block.signature)) || (block.type === 'redacted_thinking' && isPackedCarrier(block.data));
+function isForeign(block: unknown): boolean {
+  return isObject(block) && ((block.type === 'thinking' && isPackedCarrier(block.signature)) || (block.type === 'redacted_thinking' && isPackedCarrier(block.data)));
 }
 
-function continuesToolTurn(messages: Message[]): boolean {
+function continuesToolTurn(messages: unknown[]): boolean {
   const last = messages.at(-1);
-  return last?.role === 'user' && Array.isArray(last.content) && (last.content as Block[]).some((block) => block?.type === 'tool_result');
+  return isObject(last) && last.role === 'user' && Array.isArray(last.content) && last.content.some((block) => isObject(block) && block.type === 'tool_result');
 }
 
 function isThinkingOn(thinking: unknown): boolean {
-  const type = (thinking as Block | undefined)?.type;
-  return type === 'enabled' || type === 'adaptive';
+  return isObject(thinking) && (thinking.type === 'enabled' || thinking.type === 'adaptive');
 }

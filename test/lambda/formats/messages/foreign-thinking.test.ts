@@ -48,3 +48,11 @@ test('an assistant turn made only of foreign reasoning cannot be sent this way',
   const { raw, body } = request([{ role: 'user', content: 'hi' }, { role: 'assistant', content: [foreign] }, { role: 'user', content: 'again' }]);
   expect(withoutForeignThinking(raw, body)).toBeUndefined();
 });
+
+test('blocks that are not objects are no foreign reasoning: they go to the upstream as sent, for it to judge', () => {
+  // The Messages schema takes any content array; a `"gw1.` in the user's text leads here too.
+  const { raw, body } = request([{ role: 'user', content: 'what does "gw1.x" mean?' }, { role: 'assistant', content: [null, 'text', 7, [foreign]] }, { role: 'user', content: 'again' }]);
+  expect(withoutForeignThinking(raw, body)).toEqual({ body: raw, dropped: [] });
+  const mixed = request([{ role: 'user', content: 'hi' }, { role: 'assistant', content: [null, foreign, { type: 'text', text: 'Done.' }] }, { role: 'user', content: [null] }]);
+  expect(JSON.parse(withoutForeignThinking(mixed.raw, mixed.body)?.body as string).messages).toEqual([{ role: 'user', content: 'hi' }, { role: 'assistant', content: [null, { type: 'text', text: 'Done.' }] }, { role: 'user', content: [null] }]);
+});

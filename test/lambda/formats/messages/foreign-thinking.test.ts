@@ -42,6 +42,9 @@ test('continuing a tool turn that opened with foreign reasoning: thinking is off
   // Without thinking asked for there is nothing to turn off.
   const plain = request([{ role: 'user', content: 'Weather?' }, { role: 'assistant', content: [foreign, toolUse('call_1')] }, toolResult('call_1')], { thinking: undefined });
   expect(withoutForeignThinking(plain.raw, plain.body)?.dropped).toEqual(['reasoning from another provider']);
+  // The same rule as for translated requests: the continued turn opens with no thinking block, whatever removed it.
+  const answeredWithout = request([{ role: 'user', content: 'Weather?' }, { role: 'assistant', content: [foreign, { type: 'text', text: 'Checking.' }] }, { role: 'user', content: 'go on' }, { role: 'assistant', content: [toolUse('call_2')] }, toolResult('call_2')]);
+  expect(withoutForeignThinking(answeredWithout.raw, answeredWithout.body)?.dropped).toEqual(['reasoning from another provider', 'thinking (the turn being continued has no Anthropic thinking block)']);
 });
 
 test('an assistant turn made only of foreign reasoning cannot be sent this way', () => {

@@ -102,7 +102,7 @@ function validateReferences(input: unknown, report: Report): void {
     const visit = (path: (string | number)[], target: Fields, role: 'target' | 'fallback') => {
       const { upstream, upstreamModel } = target;
       if (typeof upstream !== 'string') return;
-      if (!(upstream in upstreams)) report([...path, 'upstream'], `unknown upstream "${upstream}" (defined: ${names.join(', ') || 'none'})`);
+      if (!Object.hasOwn(upstreams, upstream)) report([...path, 'upstream'], `unknown upstream "${upstream}" (defined: ${names.join(', ') || 'none'})`);
       const model = typeof upstreamModel === 'string' ? upstreamModel : String(route.model);
       const id = `${upstream}\u0000${model}`;
       if (seen.has(id)) report(path, `${role} ${upstream}/${model} repeats an earlier target of this route (a fallback cycle)`);

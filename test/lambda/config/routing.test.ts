@@ -113,6 +113,12 @@ describe('targets, fallbacks and credentials', () => {
     expect(message).toContain('- routes.3: give either "upstream" or "targets"');
   });
 
+  test('an upstream name is looked up among the config\'s own upstreams only (not "toString", "constructor"...)', () => {
+    for (const name of ['toString', 'constructor', '__proto__', 'hasOwnProperty']) {
+      expect(() => parseRoutingConfig({ upstreams: { sim: { type: 'simulator' } }, routes: [{ model: '*', upstream: 'sim', fallbacks: [{ upstream: name }] }] })).toThrow(`- routes.0.fallbacks.0.upstream: unknown upstream "${name}" (defined: sim)`);
+    }
+  });
+
   test('a mistyped field does not hide the other mistakes, and each is said in words', () => {
     const problems = () => {
       try {

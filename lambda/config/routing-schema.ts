@@ -76,6 +76,17 @@ type Report = (path: (string | number)[], message: string) => void;
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 
 /**
+ * The AWS service an upstream's requests are signed for with SigV4, or undefined when they carry
+ * API keys: its `aws` block's, or `bedrock` for a `bedrock` upstream without keys. The router
+ * signs with it, and the stack grants IAM permissions from the router's upstreams
+ * (lib/constructs/bedrock-access.ts), so both follow this one rule.
+ */
+export function signingService(upstream: { type?: unknown; apiKeyEnv?: unknown; aws?: unknown }): string | undefined {
+  if (upstream.aws !== undefined) return isObject(upstream.aws) && typeof upstream.aws.service === 'string' ? upstream.aws.service : undefined;
+  return upstream.type === 'bedrock' && upstream.apiKeyEnv === undefined ? 'bedrock' : undefined;
+}
+
+/**
  * The rules one field cannot check alone: references, weights, repeated targets, auth per type.
  * It reads the input as given (whatever the schema thought of it), so that a config with a
  * mistyped field still has every other mistake named in the same run.
@@ -89,7 +100,11 @@ function validateReferences(input: unknown, report: Report): void {
     if (upstream.aws !== undefined && upstream.apiKeyEnv !== undefined) report(['upstreams', name], 'give "aws" (SigV4) or "apiKeyEnv" (API keys), not both');
     if (upstream.type === 'bedrock' && upstream.region === undefined && upstream.aws === undefined) report(['upstreams', name, 'region'], 'a bedrock upstream needs its AWS region');
     if (upstream.type !== 'bedrock' && upstream.region !== undefined) report(['upstreams', name, 'region'], 'only bedrock upstreams take "region" (others sign with "aws")');
-    if (upstream.type !== 'bedrock' && (isObject(upstream.aws) ? upstream.aws.service : undefined) !== 'bedrock' && upstream.anyModel !== undefined) report(['upstreams', name, 'anyModel'], 'only upstreams signed for Bedrock take "anyModel"');
+    const awsRegion = isObject(upstream.aws) ? upstream.aws.region : undefined;
+    if (upstream.region !== undefined && awsRegion !== undefined && awsRegion !== upstream.region) {
+      report(['upstreams', name, 'region'], `"region" (${String(upstream.region)}) and "aws.region" (${String(awsRegion)}) differ: requests would go to one Region and be signed for the other; give the Region once`);
+    }
+    if (upstream.anyModel !== undefined && signingService(upstream) !== 'bedrock') report(['upstreams', name, 'anyModel'], 'only upstreams signed for Bedrock take "anyModel" (it widens their IAM grant; API keys need none)');
     if (upstream.type === 'simulator' && (upstream.aws !== undefined || upstream.apiKeyEnv !== undefined)) report(['upstreams', name], 'the simulator takes no credentials');
   }
   list(input.routes).forEach((route, index) => {

@@ -1,5 +1,5 @@
 import { globToRegExp, isGlob } from './glob.ts';
-import type { RoutingConfig, UpstreamConfig, UpstreamType } from './routing-schema.ts';
+import { signingService, type RoutingConfig, type UpstreamConfig, type UpstreamType } from './routing-schema.ts';
 
 export { parseRoutingConfig, RoutingConfigSchema, UPSTREAM_TYPES, type RoutingConfig, type UpstreamConfig, type UpstreamType } from './routing-schema.ts';
 
@@ -73,9 +73,10 @@ export function createRouter(config: RoutingConfig): Router {
 }
 
 function compileUpstream(name: string, upstream: UpstreamConfig): Upstream {
-  // A bedrock upstream names its Region in `region`, or in an explicit `aws` signing block.
-  const region = upstream.region ?? upstream.aws?.region;
-  const aws = upstream.aws ?? (upstream.type === 'bedrock' && upstream.apiKeyEnv === undefined ? { service: 'bedrock', region: region as string } : undefined);
+  // A bedrock upstream names its Region in `region`, or in an explicit `aws` signing block (the same one when both are given).
+  const region = upstream.aws?.region ?? upstream.region;
+  const service = signingService(upstream);
+  const aws = service === undefined ? undefined : { service, region: region as string };
   const baseUrl = (upstream.baseUrl ?? (upstream.type === 'bedrock' ? `https://bedrock-runtime.${region}.amazonaws.com` : DEFAULT_BASE_URL[upstream.type])).replace(/\/+$/, '');
   return {
     name,

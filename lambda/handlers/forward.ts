@@ -49,6 +49,9 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
       withoutReasoning = withoutReasoningItems(state.body ?? {});
       if (withoutReasoning) {
         attempt.status = outcome.served.statusCode;
+        // The refusal is the answer if the request's time runs out before the try without the reasoning.
+        last = { retry: `status ${outcome.served.statusCode}`, status: outcome.served.statusCode, answer: outcome.served };
+        lastTarget = target;
         queue.splice(index + 1, 0, target);
         continue;
       }

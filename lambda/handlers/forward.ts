@@ -1,7 +1,7 @@
 import type { Target } from '../config/routing.ts';
 import type { GatewayDeps, HandlerResponse } from '../deps.ts';
 import { GatewayError } from '../errors.ts';
-import type { Attempt, RequestState } from '../request-state.ts';
+import { forgetTry, type Attempt, type RequestState } from '../request-state.ts';
 import { servesOperation, speaksFamily, type Operation } from '../upstream/providers.ts';
 import { attemptOrder, stickinessKey } from '../upstream/target-order.ts';
 import type { AttemptOutcome } from './attempt.ts';
@@ -42,7 +42,7 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
     const otherKey = keyCount > 1 && deps.health.availableKeys(target.upstream, keyCount) > 1 && keyRetries < MAX_KEY_RETRIES;
     const attempt: Attempt = { upstream: target.upstream.name, ...(target.upstreamModel === model ? {} : { model: target.upstreamModel }), ms: 0 };
     state.attempts.push(attempt);
-    forgetEarlierTry(state);
+    forgetTry(state);
     const started = Date.now();
     const outcome = await tryTarget(state, deps, target, operation, clientHeaders, index < queue.length - 1 || otherKey, withoutReasoning).finally(() => (attempt.ms = Date.now() - started));
     if ('served' in outcome && !withoutReasoning && state.family === 'responses' && target.upstream.type === 'openai' && refusesReasoningItems(outcome.served)) {
@@ -82,19 +82,6 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
     return tagged(last.answer, lastTarget);
   }
   throw last?.error ?? new GatewayError('upstream_unreachable', `Every upstream for this model failed; the last: ${last?.retry ?? 'none tried'}.`);
-}
-
-/**
- * What a try that handed over to the next one may have noted about its answer (a stream's status
- * before its first event turned out to be an error, a JSON error's first byte): the request is
- * logged and metered as the try that answers.
- */
-function forgetEarlierTry(state: RequestState): void {
-  state.status = undefined;
-  state.outcome = undefined;
-  state.firstByteAt = undefined;
-  state.usage = undefined;
-  state.dropped = undefined;
 }
 
 /** Refused keys replaced by another key of the same upstream, at most, per request. */

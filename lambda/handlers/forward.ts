@@ -58,8 +58,8 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
     }
     // A key refused for good (401/403; a 429 comes back as `retry`) is replaced by another of the
     // upstream's keys: the refusal is about the gateway's credential, which the client cannot fix.
-    const keyRefused = 'served' in outcome && attempt.keyRestedMs !== undefined && otherKey;
-    if ('served' in outcome && !keyRefused) {
+    const anotherKeyNext = attempt.keyRestedMs !== undefined && otherKey;
+    if ('served' in outcome && !anotherKeyNext) {
       attempt.status = outcome.served.statusCode;
       if (retryableStatus(outcome.served.statusCode)) deps.health.targetFailed(target);
       else deps.health.targetSucceeded(target);
@@ -69,7 +69,7 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
     lastTarget = target;
     if (last.status === undefined) attempt.error = last.retry;
     else attempt.status = last.status;
-    if (attempt.keyRestedMs !== undefined && otherKey) {
+    if (anotherKeyNext) {
       keyRetries++;
       queue.splice(index + 1, 0, target);
       continue;

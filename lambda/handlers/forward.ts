@@ -29,9 +29,8 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
   if (!match) throw new GatewayError('not_found', `No route for model "${model}".`, { code: 'model_not_found', param: 'model' });
   state.stickyKey = stickinessKey(clientHeaders, state.body, state.key?.id);
   const queue = attemptOrder(match, state.stickyKey, (target) => deps.health.coolingDown(target));
+  const bodies = requestBodies(state);
   let keyRetries = 0;
-  // Set once an upstream refused reasoning another organization encrypted: sent without it from then on.
-  let withoutReasoning: CleanedRequest | undefined;
   let last: Extract<AttemptOutcome, { retry: string }> | undefined;
   let lastTarget: Target | undefined;
   for (let index = 0; index < queue.length; index++) {
@@ -44,10 +43,10 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
     state.attempts.push(attempt);
     forgetTry(state);
     const started = Date.now();
-    const outcome = await tryTarget(state, deps, target, operation, clientHeaders, index < queue.length - 1 || otherKey, withoutReasoning).finally(() => (attempt.ms = Date.now() - started));
-    if ('served' in outcome && !withoutReasoning && state.family === 'responses' && target.upstream.type === 'openai' && refusesReasoningItems(outcome.served)) {
-      withoutReasoning = withoutReasoningItems(state.body ?? {});
-      if (withoutReasoning) {
+    const outcome = await tryTarget(state, deps, target, operation, clientHeaders, index < queue.length - 1 || otherKey, bodies).finally(() => (attempt.ms = Date.now() - started));
+    if ('served' in outcome && !bodies.withoutReasoning && state.family === 'responses' && target.upstream.type === 'openai' && refusesReasoningItems(outcome.served)) {
+      bodies.withoutReasoning = withoutReasoningItems(state.body ?? {});
+      if (bodies.withoutReasoning) {
         attempt.status = outcome.served.statusCode;
         // The refusal is the answer if the request's time runs out before the try without the reasoning.
         last = { retry: `status ${outcome.served.statusCode}`, status: outcome.served.statusCode, answer: outcome.served };
@@ -92,7 +91,7 @@ function tagged(response: HandlerResponse, target: Target): HandlerResponse {
   return response;
 }
 
-function tryTarget(state: RequestState, deps: GatewayDeps, target: Target, operation: Operation, clientHeaders: Record<string, string | undefined>, canRetry: boolean, withoutReasoning?: CleanedRequest): Promise<AttemptOutcome> {
+function tryTarget(state: RequestState, deps: GatewayDeps, target: Target, operation: Operation, clientHeaders: Record<string, string | undefined>, canRetry: boolean, bodies: RequestBodies): Promise<AttemptOutcome> {
   const { upstream } = target;
   state.upstream = upstream.name;
   state.upstreamModel = target.upstreamModel;
@@ -101,22 +100,32 @@ function tryTarget(state: RequestState, deps: GatewayDeps, target: Target, opera
     throw new GatewayError('not_implemented', `Remote compaction (/responses/compact) is served by OpenAI upstreams only; "${state.model}" routes to a ${upstream.type} upstream. Codex compacts locally with a custom provider.`);
   }
   if (operation === 'create' && !speaksFamily(upstream.type, state.family)) return translatedAttempt(state, deps, target, clientHeaders, canRetry);
-  if (operation === 'create' && withoutReasoning) return passthroughAttempt(state, deps, target, operation, clientHeaders, canRetry, withoutReasoning);
-  if (operation === 'create' && carriesForeignReasoning(upstream.type, state.rawBody as string)) {
-    // Claude targets: only the foreign blocks go, the rest byte for byte (foreign-thinking.ts).
-    const cleaned = state.family === 'messages' ? withoutForeignThinking(state.rawBody as string, state.body ?? {}) : undefined;
-    if (!cleaned) return translatedAttempt(state, deps, target, clientHeaders, canRetry);
-    return passthroughAttempt(state, deps, target, operation, clientHeaders, canRetry, cleaned);
-  }
-  return passthroughAttempt(state, deps, target, operation, clientHeaders, canRetry);
+  if (operation === 'create' && bodies.withoutReasoning) return passthroughAttempt(state, deps, target, operation, clientHeaders, canRetry, bodies.withoutReasoning);
+  const foreign = operation === 'create' && upstream.type !== 'simulator' ? bodies.withoutForeignReasoning() : undefined;
+  if (foreign === 'translate') return translatedAttempt(state, deps, target, clientHeaders, canRetry);
+  return passthroughAttempt(state, deps, target, operation, clientHeaders, canRetry, foreign);
 }
 
-/**
- * A conversation that switched routes carries reasoning another provider issued, packed by the
- * translator (`gw1.`). Forwarded as is, the provider would reject it (400): a Messages request
- * goes without those blocks, a Responses request through the same-format translation, which
- * keeps only the provider's own reasoning.
- */
-function carriesForeignReasoning(type: string, rawBody: string): boolean {
-  return type !== 'simulator' && rawBody.includes('"gw1.');
+/** The request's body as targets of its own format take it, each made at most once however many targets are tried. */
+interface RequestBodies {
+  /** Set once an upstream refused reasoning another organization encrypted: sent without it from then on. */
+  withoutReasoning?: CleanedRequest;
+  /**
+   * A conversation that switched routes carries reasoning another provider issued, packed by the
+   * translator (`gw1.`). Forwarded as is, the provider would reject it (400): a Messages request
+   * goes without those blocks (the rest byte for byte, foreign-thinking.ts), a Responses request
+   * (or a Messages one that cannot lose them) through the same-format translation, which keeps
+   * only the provider's own reasoning. Undefined when there is none.
+   */
+  withoutForeignReasoning(): CleanedRequest | 'translate' | undefined;
+}
+
+function requestBodies(state: RequestState): RequestBodies {
+  let foreign: { made: CleanedRequest | 'translate' | undefined } | undefined;
+  const make = (): CleanedRequest | 'translate' | undefined => {
+    const raw = state.rawBody as string;
+    if (!raw.includes('"gw1.')) return undefined;
+    return (state.family === 'messages' ? withoutForeignThinking(raw, state.body ?? {}) : undefined) ?? 'translate';
+  };
+  return { withoutForeignReasoning: () => (foreign ??= { made: make() }).made };
 }

@@ -1,4 +1,5 @@
 import { jest } from '@jest/globals';
+import { packCarrier } from '../../lambda/translate/reasoning-carry.ts';
 import { logOf, startGateway, type Harness } from '../support/gateway-harness.ts';
 import { startBedrockFake, textEvents, type BedrockAnswer, type BedrockFake } from '../support/bedrock-fake.ts';
 import { validateMessagesStream } from '../support/stream-validators.ts';
@@ -136,6 +137,24 @@ test('reasoning: a Claude thinking block goes to a Bedrock fallback byte for byt
   expect(anthropicApi.requests.at(-1)?.body).toContain(JSON.stringify(THINKING_BLOCK));
   expect(bedrock.requests.at(-1)?.rawBody).toContain(JSON.stringify(toolTurn.messages));
   expect(response.headers.get('x-gateway-dropped')).toBeNull();
+});
+
+test('reasoning another provider issued leaves the request for every Claude target of the chain, the rest byte for byte', async () => {
+  const packed = { type: 'thinking', thinking: 'Plan the call.', signature: packCarrier({ provider: 'openai', id: 'rs_1', encryptedContent: 'gAAA' }, 'Plan the call.') };
+  const switched = { ...toolTurn, messages: [toolTurn.messages[0], { role: 'assistant', content: [packed, ...toolTurn.messages[1]!.content.slice(1)] }, toolTurn.messages[2]] };
+  anthropicApi.reply(sendJson(529, overloaded));
+  bedrock.script({ events: textEvents('Sunny in Paris.') });
+  const response = await ask('claude-to-bedrock', switched);
+  expect(response.headers.get('x-gateway-upstream')).toBe('br');
+  expect(response.headers.get('x-gateway-dropped')).toContain('reasoning from another provider');
+  expect(await response.text()).toContain('Sunny in Paris.');
+  const toAnthropic = JSON.parse(anthropicApi.requests.at(-1)?.body as string);
+  const toBedrock = JSON.parse(bedrock.requests.at(-1)?.rawBody as string);
+  for (const sent of [toAnthropic, toBedrock]) {
+    expect(sent.messages).toEqual([switched.messages[0], { role: 'assistant', content: switched.messages[1]!.content.slice(1) }, switched.messages[2]]);
+    expect(sent.thinking).toBeUndefined();
+    expect(sent.tools).toEqual(switched.tools);
+  }
 });
 
 test('reasoning: an OpenAI fallback gets the conversation without the Claude thinking block, and says so', async () => {

@@ -27,6 +27,10 @@ export interface Attempt {
 export interface TryState {
   upstream?: string;
   upstreamModel?: string;
+  /** The target's model name as the routing config gives it (config/routing.ts Target.routedModel). */
+  routedModel?: string;
+  /** The upstream answered the model name with a success: it serves a model of that name. */
+  modelAccepted?: boolean;
   status?: number;
   firstByteAt?: number;
   usage?: Usage;
@@ -39,7 +43,7 @@ export interface TryState {
 }
 
 /** Every TryState field: one added there and not here does not compile, so no try's field outlives it. */
-const TRY_FIELDS: { readonly [Field in keyof TryState]-?: true } = { upstream: true, upstreamModel: true, status: true, firstByteAt: true, usage: true, outputBytes: true, outcome: true, dropped: true };
+const TRY_FIELDS: { readonly [Field in keyof TryState]-?: true } = { upstream: true, upstreamModel: true, routedModel: true, modelAccepted: true, status: true, firstByteAt: true, usage: true, outputBytes: true, outcome: true, dropped: true };
 
 /** Clears what an earlier try wrote (a stream's status before its first event turned out an error, a JSON error's first byte...). */
 export function forgetTry(state: TryState): void {

@@ -28,6 +28,8 @@ export interface Upstream {
 export interface Target {
   upstream: Upstream;
   upstreamModel: string;
+  /** The name the routing config gives this target: its upstreamModel, else the route's model (a glob when the route passes client names on). */
+  routedModel: string;
   /** Relative share among a route's primary targets. */
   weight: number;
 }
@@ -53,6 +55,7 @@ export function createRouter(config: RoutingConfig): Router {
   const routes = config.routes.map((route) => {
     const target = (upstream: string, upstreamModel: string | undefined, weight = 1) => ({ upstream: upstreams.get(upstream) as Upstream, upstreamModel, weight });
     return {
+      model: route.model,
       pattern: globToRegExp(route.model),
       targets: route.targets?.map((each) => target(each.upstream, each.upstreamModel, each.weight)) ?? [target(route.upstream as string, route.upstreamModel)],
       fallbacks: (route.fallbacks ?? []).map((each) => target(each.upstream, each.upstreamModel)),
@@ -66,7 +69,7 @@ export function createRouter(config: RoutingConfig): Router {
       const route = routes.find((candidate) => candidate.pattern.test(model));
       if (!route) return undefined;
       // A target without a rename is asked for the client's model name.
-      const resolve = (each: { upstream: Upstream; upstreamModel: string | undefined; weight: number }): Target => ({ upstream: each.upstream, upstreamModel: each.upstreamModel ?? model, weight: each.weight });
+      const resolve = (each: { upstream: Upstream; upstreamModel: string | undefined; weight: number }): Target => ({ upstream: each.upstream, upstreamModel: each.upstreamModel ?? model, routedModel: each.upstreamModel ?? route.model, weight: each.weight });
       return { targets: route.targets.map(resolve), fallbacks: route.fallbacks.map(resolve) };
     },
   };

@@ -95,6 +95,7 @@ function tryTarget(state: RequestState, deps: GatewayDeps, target: Target, opera
   const { upstream } = target;
   state.upstream = upstream.name;
   state.upstreamModel = target.upstreamModel;
+  state.routedModel = target.routedModel;
   if (!servesOperation(upstream.type, operation, target.upstreamModel)) {
     if (operation !== 'compact') return Promise.resolve({ served: countTokensLocally(state) });
     throw new GatewayError('not_implemented', `Remote compaction (/responses/compact) is served by OpenAI upstreams only; "${state.model}" routes to a ${upstream.type} upstream. Codex compacts locally with a custom provider.`);

@@ -66,6 +66,8 @@ export async function passthroughAttempt(
   }
 
   state.status = response.status;
+  // The simulator answers any name; a real upstream's success says the model exists.
+  if (response.ok && upstream.type !== 'simulator') state.modelAccepted = true;
   const eventStream = response.headers.get('content-type')?.startsWith('text/event-stream') === true;
   if (response.ok && eventStream && response.body) {
     let source = response.body;

@@ -56,6 +56,7 @@ export async function translatedAttempt(state: RequestState, deps: GatewayDeps, 
     state.outcome = 'upstream_error';
     return { served: answer };
   }
+  state.modelAccepted = true;
 
   let source = response.body;
   if (canRetry) {

@@ -1,3 +1,4 @@
+import type { CleanedRequest } from '../../formats/cleaned-request.ts';
 import { parseJsonObject, prependTopLevelMember, removeTopLevelMembers, topLevelKeys } from '../../formats/json-fields.ts';
 
 /**
@@ -51,13 +52,7 @@ const EFFORT_BETA = 'effort-2025-11-24';
 
 export const BEDROCK_ANTHROPIC_VERSION = 'bedrock-2023-05-31';
 
-export interface InvokeBody {
-  body: string;
-  /** What was removed, for `x-gateway-dropped` and the log. */
-  dropped: string[];
-}
-
-export function toInvokeBody(clientBody: string, betaHeader: string | undefined): InvokeBody {
+export function toInvokeBody(clientBody: string, betaHeader: string | undefined): CleanedRequest {
   const keys = new Set(topLevelKeys(clientBody));
   const dropped: string[] = [];
   const requested = keys.has('anthropic_beta') ? [] : (betaHeader ?? '').split(',').map((beta) => beta.trim()).filter(Boolean);

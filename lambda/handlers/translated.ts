@@ -32,7 +32,7 @@ export async function translatedAttempt(state: RequestState, deps: GatewayDeps, 
   try {
     exchange = await sendToUpstream(state, deps, target, clientHeaders, {
       operation: 'create',
-      body: JSON.stringify(translated.body),
+      body: { text: JSON.stringify(translated.body), parsed: translated.body },
       streaming: true,
       headers: { accept: 'text/event-stream' },
       firstByteTimeoutMs: deps.settings.firstByteTimeoutMs,

@@ -19,8 +19,39 @@ export interface Attempt {
   ms: number;
 }
 
-/** Everything the middlewares learn about one request, shared with the route handlers. */
-export interface RequestState {
+/**
+ * What one try of a target writes into the request's state (forward.ts). A try that hands over to
+ * the next is forgotten, so that the request is logged and metered as the try that answers: a
+ * field that one try sets and another may not belongs here, and is cleared before every try.
+ */
+export interface TryState {
+  upstream?: string;
+  upstreamModel?: string;
+  /** The target's model name as the routing config gives it (config/routing.ts Target.routedModel). */
+  routedModel?: string;
+  /** The upstream answered the model name with a success: it serves a model of that name. */
+  modelAccepted?: boolean;
+  status?: number;
+  firstByteAt?: number;
+  usage?: Usage;
+  /** Approximate bytes of generated content delivered (streams), for streams cut short. */
+  outputBytes?: number;
+  /** How the response ended when it was not a plain success (`client_closed`, `upstream_failed`...). */
+  outcome?: string;
+  /** Features a translation could not carry. */
+  dropped?: string[];
+}
+
+/** Every TryState field: one added there and not here does not compile, so no try's field outlives it. */
+const TRY_FIELDS: { readonly [Field in keyof TryState]-?: true } = { upstream: true, upstreamModel: true, routedModel: true, modelAccepted: true, status: true, firstByteAt: true, usage: true, outputBytes: true, outcome: true, dropped: true };
+
+/** Clears what an earlier try wrote (a stream's status before its first event turned out an error, a JSON error's first byte...). */
+export function forgetTry(state: TryState): void {
+  for (const field of Object.keys(TRY_FIELDS) as (keyof TryState)[]) delete state[field];
+}
+
+/** Everything the middlewares learn about one request, shared with the route handlers (what one try of a target sets: TryState). */
+export interface RequestState extends TryState {
   id: string;
   startedAt: number;
   family: Family;
@@ -34,19 +65,14 @@ export interface RequestState {
   rawBody?: string;
   body?: Record<string, unknown>;
   model?: string;
-  upstream?: string;
-  upstreamModel?: string;
   /** What keeps this conversation on one target and key (see upstream/target-order.ts). */
   stickyKey?: string;
   /** Every target tried, in order (logged when there was more than one, or a key was rested). */
   attempts: Attempt[];
-  status?: number;
-  firstByteAt?: number;
   /** When the response had been handed to the runtime in full (the client's latency ends here). */
   respondedAt?: number;
   /** How long the usage write took (on Lambda it runs before the invocation ends). */
   usageWriteMs?: number;
-  usage?: Usage;
   /** What the request cost, in micro-dollars, and where its price came from (`fallback`: no price known). */
   costMicroUsd?: number;
   priceSource?: 'config' | 'table' | 'fallback';
@@ -56,14 +82,8 @@ export interface RequestState {
   usageEstimated?: boolean;
   /** Set when metering failed (logged; the response was already sent). */
   usageRecordFailed?: string;
-  /** Approximate bytes of generated content delivered (streams), for streams cut short. */
-  outputBytes?: number;
-  /** How the response ended when it was not a plain success (`client_closed`, `upstream_failed`...). */
-  outcome?: string;
   /** Set when the key's ceiling clamped the request's output-token limit. */
   cappedOutputTokens?: number;
-  /** Features a translation could not carry. */
-  dropped?: string[];
   /** For 5xx answers: what went wrong underneath (logged, never sent to the client). */
   cause?: string;
   /** Work that must finish before the invocation ends (Lambda freezes whatever is left). */

@@ -1,4 +1,5 @@
 import type * as z from 'zod/mini';
+import { article } from '../formats/validation.ts';
 
 /** zod/mini's message when a schema gives none of its own (it carries no message locale). */
 const GENERIC = 'Invalid input';
@@ -12,7 +13,7 @@ export function describeIssue(issue: z.core.$ZodIssue): string {
   switch (issue.code) {
     case 'invalid_type':
       if (issue.input === undefined) return 'required';
-      return `must be ${issue.expected === 'int' ? 'a whole number' : `${/^[aeiou]/.test(issue.expected) ? 'an' : 'a'} ${issue.expected}`}`;
+      return `must be ${issue.expected === 'int' ? 'a whole number' : article(issue.expected)}`;
     case 'invalid_value':
       return `must be one of ${issue.values.map((value) => JSON.stringify(value)).join(', ')}`;
     case 'too_small':

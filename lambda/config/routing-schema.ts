@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { isObject, type Json } from '../translate/request/shared.ts';
 import { describeIssue } from './issues.ts';
 import { PricesConfigSchema } from './prices.ts';
 
@@ -71,10 +72,19 @@ export type UpstreamConfig = z.infer<typeof UpstreamSchema>;
 export type RouteConfig = z.infer<typeof RouteSchema>;
 
 type Report = (path: (string | number)[], message: string) => void;
-type Fields = Record<string, unknown>;
 
-const isFields = (value: unknown): value is Fields => typeof value === 'object' && value !== null && !Array.isArray(value);
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+
+/**
+ * The AWS service an upstream's requests are signed for with SigV4, or undefined when they carry
+ * API keys: its `aws` block's, or `bedrock` for a `bedrock` upstream without keys. The router
+ * signs with it, and the stack grants IAM permissions from the router's upstreams
+ * (lib/constructs/bedrock-access.ts), so both follow this one rule.
+ */
+export function signingService(upstream: { type?: unknown; apiKeyEnv?: unknown; aws?: unknown }): string | undefined {
+  if (upstream.aws !== undefined) return isObject(upstream.aws) && typeof upstream.aws.service === 'string' ? upstream.aws.service : undefined;
+  return upstream.type === 'bedrock' && upstream.apiKeyEnv === undefined ? 'bedrock' : undefined;
+}
 
 /**
  * The rules one field cannot check alone: references, weights, repeated targets, auth per type.
@@ -82,27 +92,31 @@ const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
  * mistyped field still has every other mistake named in the same run.
  */
 function validateReferences(input: unknown, report: Report): void {
-  if (!isFields(input)) return;
-  const upstreams = isFields(input.upstreams) ? input.upstreams : {};
+  if (!isObject(input)) return;
+  const upstreams = isObject(input.upstreams) ? input.upstreams : {};
   const names = Object.keys(upstreams);
   for (const [name, upstream] of Object.entries(upstreams)) {
-    if (!isFields(upstream)) continue;
+    if (!isObject(upstream)) continue;
     if (upstream.aws !== undefined && upstream.apiKeyEnv !== undefined) report(['upstreams', name], 'give "aws" (SigV4) or "apiKeyEnv" (API keys), not both');
     if (upstream.type === 'bedrock' && upstream.region === undefined && upstream.aws === undefined) report(['upstreams', name, 'region'], 'a bedrock upstream needs its AWS region');
     if (upstream.type !== 'bedrock' && upstream.region !== undefined) report(['upstreams', name, 'region'], 'only bedrock upstreams take "region" (others sign with "aws")');
-    if (upstream.type !== 'bedrock' && (isFields(upstream.aws) ? upstream.aws.service : undefined) !== 'bedrock' && upstream.anyModel !== undefined) report(['upstreams', name, 'anyModel'], 'only upstreams signed for Bedrock take "anyModel"');
+    const awsRegion = isObject(upstream.aws) ? upstream.aws.region : undefined;
+    if (upstream.region !== undefined && awsRegion !== undefined && awsRegion !== upstream.region) {
+      report(['upstreams', name, 'region'], `"region" (${String(upstream.region)}) and "aws.region" (${String(awsRegion)}) differ: requests would go to one Region and be signed for the other; give the Region once`);
+    }
+    if (upstream.anyModel !== undefined && signingService(upstream) !== 'bedrock') report(['upstreams', name, 'anyModel'], 'only upstreams signed for Bedrock take "anyModel" (it widens their IAM grant; API keys need none)');
     if (upstream.type === 'simulator' && (upstream.aws !== undefined || upstream.apiKeyEnv !== undefined)) report(['upstreams', name], 'the simulator takes no credentials');
   }
   list(input.routes).forEach((route, index) => {
-    if (!isFields(route)) return;
+    if (!isObject(route)) return;
     const at = (...path: (string | number)[]) => ['routes', index, ...path];
     if ((route.upstream === undefined) === (route.targets === undefined)) report(at(), 'give either "upstream" or "targets"');
     if (route.targets !== undefined && route.upstreamModel !== undefined) report(at('upstreamModel'), 'with "targets", give upstreamModel on each target');
     const seen = new Set<string>();
-    const visit = (path: (string | number)[], target: Fields, role: 'target' | 'fallback') => {
+    const visit = (path: (string | number)[], target: Json, role: 'target' | 'fallback') => {
       const { upstream, upstreamModel } = target;
       if (typeof upstream !== 'string') return;
-      if (!(upstream in upstreams)) report([...path, 'upstream'], `unknown upstream "${upstream}" (defined: ${names.join(', ') || 'none'})`);
+      if (!Object.hasOwn(upstreams, upstream)) report([...path, 'upstream'], `unknown upstream "${upstream}" (defined: ${names.join(', ') || 'none'})`);
       const model = typeof upstreamModel === 'string' ? upstreamModel : String(route.model);
       const id = `${upstream}\u0000${model}`;
       if (seen.has(id)) report(path, `${role} ${upstream}/${model} repeats an earlier target of this route (a fallback cycle)`);
@@ -110,13 +124,13 @@ function validateReferences(input: unknown, report: Report): void {
     };
     if (route.upstream !== undefined) visit(at(), route, 'target');
     list(route.targets).forEach((target, i) => {
-      if (!isFields(target)) return;
+      if (!isObject(target)) return;
       visit(at('targets', i), target, 'target');
       const { weight } = target;
       if (weight !== undefined && !(typeof weight === 'number' && Number.isFinite(weight) && weight > 0)) report(at('targets', i, 'weight'), 'weight must be a number above 0');
     });
     list(route.fallbacks).forEach((fallback, i) => {
-      if (isFields(fallback)) visit(at('fallbacks', i), fallback, 'fallback');
+      if (isObject(fallback)) visit(at('fallbacks', i), fallback, 'fallback');
     });
   });
 }

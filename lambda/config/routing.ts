@@ -1,5 +1,5 @@
 import { globToRegExp, isGlob } from './glob.ts';
-import type { RoutingConfig, UpstreamConfig, UpstreamType } from './routing-schema.ts';
+import { signingService, type RoutingConfig, type UpstreamConfig, type UpstreamType } from './routing-schema.ts';
 
 export { parseRoutingConfig, RoutingConfigSchema, UPSTREAM_TYPES, type RoutingConfig, type UpstreamConfig, type UpstreamType } from './routing-schema.ts';
 
@@ -28,6 +28,8 @@ export interface Upstream {
 export interface Target {
   upstream: Upstream;
   upstreamModel: string;
+  /** The name the routing config gives this target: its upstreamModel, else the route's model (a glob when the route passes client names on). */
+  routedModel: string;
   /** Relative share among a route's primary targets. */
   weight: number;
 }
@@ -53,6 +55,7 @@ export function createRouter(config: RoutingConfig): Router {
   const routes = config.routes.map((route) => {
     const target = (upstream: string, upstreamModel: string | undefined, weight = 1) => ({ upstream: upstreams.get(upstream) as Upstream, upstreamModel, weight });
     return {
+      model: route.model,
       pattern: globToRegExp(route.model),
       targets: route.targets?.map((each) => target(each.upstream, each.upstreamModel, each.weight)) ?? [target(route.upstream as string, route.upstreamModel)],
       fallbacks: (route.fallbacks ?? []).map((each) => target(each.upstream, each.upstreamModel)),
@@ -66,16 +69,17 @@ export function createRouter(config: RoutingConfig): Router {
       const route = routes.find((candidate) => candidate.pattern.test(model));
       if (!route) return undefined;
       // A target without a rename is asked for the client's model name.
-      const resolve = (each: { upstream: Upstream; upstreamModel: string | undefined; weight: number }): Target => ({ upstream: each.upstream, upstreamModel: each.upstreamModel ?? model, weight: each.weight });
+      const resolve = (each: { upstream: Upstream; upstreamModel: string | undefined; weight: number }): Target => ({ upstream: each.upstream, upstreamModel: each.upstreamModel ?? model, routedModel: each.upstreamModel ?? route.model, weight: each.weight });
       return { targets: route.targets.map(resolve), fallbacks: route.fallbacks.map(resolve) };
     },
   };
 }
 
 function compileUpstream(name: string, upstream: UpstreamConfig): Upstream {
-  // A bedrock upstream names its Region in `region`, or in an explicit `aws` signing block.
-  const region = upstream.region ?? upstream.aws?.region;
-  const aws = upstream.aws ?? (upstream.type === 'bedrock' && upstream.apiKeyEnv === undefined ? { service: 'bedrock', region: region as string } : undefined);
+  // A bedrock upstream names its Region in `region`, or in an explicit `aws` signing block (the same one when both are given).
+  const region = upstream.aws?.region ?? upstream.region;
+  const service = signingService(upstream);
+  const aws = service === undefined ? undefined : { service, region: region as string };
   const baseUrl = (upstream.baseUrl ?? (upstream.type === 'bedrock' ? `https://bedrock-runtime.${region}.amazonaws.com` : DEFAULT_BASE_URL[upstream.type])).replace(/\/+$/, '');
   return {
     name,

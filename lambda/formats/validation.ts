@@ -35,7 +35,8 @@ function describeIssue(issue: Issue, value: unknown): string {
   }
 }
 
-function article(type: string): string {
+/** `a string`, `an object`: a type name with its indefinite article. */
+export function article(type: string): string {
   return `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`;
 }
 

@@ -1,7 +1,7 @@
 import type { Target } from '../config/routing.ts';
 import type { GatewayDeps, HandlerResponse } from '../deps.ts';
 import { GatewayError } from '../errors.ts';
-import type { Attempt, RequestState } from '../request-state.ts';
+import { forgetTry, type Attempt, type RequestState } from '../request-state.ts';
 import { servesOperation, speaksFamily, type Operation } from '../upstream/providers.ts';
 import { attemptOrder, stickinessKey } from '../upstream/target-order.ts';
 import type { AttemptOutcome } from './attempt.ts';
@@ -29,9 +29,8 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
   if (!match) throw new GatewayError('not_found', `No route for model "${model}".`, { code: 'model_not_found', param: 'model' });
   state.stickyKey = stickinessKey(clientHeaders, state.body, state.key?.id);
   const queue = attemptOrder(match, state.stickyKey, (target) => deps.health.coolingDown(target));
+  const bodies = requestBodies(state);
   let keyRetries = 0;
-  // Set once an upstream refused reasoning another organization encrypted: sent without it from then on.
-  let withoutReasoning: CleanedRequest | undefined;
   let last: Extract<AttemptOutcome, { retry: string }> | undefined;
   let lastTarget: Target | undefined;
   for (let index = 0; index < queue.length; index++) {
@@ -42,21 +41,24 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
     const otherKey = keyCount > 1 && deps.health.availableKeys(target.upstream, keyCount) > 1 && keyRetries < MAX_KEY_RETRIES;
     const attempt: Attempt = { upstream: target.upstream.name, ...(target.upstreamModel === model ? {} : { model: target.upstreamModel }), ms: 0 };
     state.attempts.push(attempt);
-    forgetEarlierTry(state);
+    forgetTry(state);
     const started = Date.now();
-    const outcome = await tryTarget(state, deps, target, operation, clientHeaders, index < queue.length - 1 || otherKey, withoutReasoning).finally(() => (attempt.ms = Date.now() - started));
-    if ('served' in outcome && !withoutReasoning && state.family === 'responses' && target.upstream.type === 'openai' && refusesReasoningItems(outcome.served)) {
-      withoutReasoning = withoutReasoningItems(state.body ?? {});
-      if (withoutReasoning) {
+    const outcome = await tryTarget(state, deps, target, operation, clientHeaders, index < queue.length - 1 || otherKey, bodies).finally(() => (attempt.ms = Date.now() - started));
+    if ('served' in outcome && !bodies.withoutReasoning && state.family === 'responses' && target.upstream.type === 'openai' && refusesReasoningItems(outcome.served)) {
+      bodies.withoutReasoning = withoutReasoningItems(state.body ?? {});
+      if (bodies.withoutReasoning) {
         attempt.status = outcome.served.statusCode;
+        // The refusal is the answer if the request's time runs out before the try without the reasoning.
+        last = { retry: `status ${outcome.served.statusCode}`, status: outcome.served.statusCode, answer: outcome.served };
+        lastTarget = target;
         queue.splice(index + 1, 0, target);
         continue;
       }
     }
     // A key refused for good (401/403; a 429 comes back as `retry`) is replaced by another of the
     // upstream's keys: the refusal is about the gateway's credential, which the client cannot fix.
-    const keyRefused = 'served' in outcome && attempt.keyRestedMs !== undefined && otherKey;
-    if ('served' in outcome && !keyRefused) {
+    const anotherKeyNext = attempt.keyRestedMs !== undefined && otherKey;
+    if ('served' in outcome && !anotherKeyNext) {
       attempt.status = outcome.served.statusCode;
       if (retryableStatus(outcome.served.statusCode)) deps.health.targetFailed(target);
       else deps.health.targetSucceeded(target);
@@ -66,7 +68,7 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
     lastTarget = target;
     if (last.status === undefined) attempt.error = last.retry;
     else attempt.status = last.status;
-    if (attempt.keyRestedMs !== undefined && otherKey) {
+    if (anotherKeyNext) {
       keyRetries++;
       queue.splice(index + 1, 0, target);
       continue;
@@ -81,19 +83,6 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
   throw last?.error ?? new GatewayError('upstream_unreachable', `Every upstream for this model failed; the last: ${last?.retry ?? 'none tried'}.`);
 }
 
-/**
- * What a try that handed over to the next one may have noted about its answer (a stream's status
- * before its first event turned out to be an error, a JSON error's first byte): the request is
- * logged and metered as the try that answers.
- */
-function forgetEarlierTry(state: RequestState): void {
-  state.status = undefined;
-  state.outcome = undefined;
-  state.firstByteAt = undefined;
-  state.usage = undefined;
-  state.dropped = undefined;
-}
-
 /** Refused keys replaced by another key of the same upstream, at most, per request. */
 const MAX_KEY_RETRIES = 3;
 
@@ -102,31 +91,42 @@ function tagged(response: HandlerResponse, target: Target): HandlerResponse {
   return response;
 }
 
-function tryTarget(state: RequestState, deps: GatewayDeps, target: Target, operation: Operation, clientHeaders: Record<string, string | undefined>, canRetry: boolean, withoutReasoning?: CleanedRequest): Promise<AttemptOutcome> {
+function tryTarget(state: RequestState, deps: GatewayDeps, target: Target, operation: Operation, clientHeaders: Record<string, string | undefined>, canRetry: boolean, bodies: RequestBodies): Promise<AttemptOutcome> {
   const { upstream } = target;
   state.upstream = upstream.name;
   state.upstreamModel = target.upstreamModel;
+  state.routedModel = target.routedModel;
   if (!servesOperation(upstream.type, operation, target.upstreamModel)) {
     if (operation !== 'compact') return Promise.resolve({ served: countTokensLocally(state) });
     throw new GatewayError('not_implemented', `Remote compaction (/responses/compact) is served by OpenAI upstreams only; "${state.model}" routes to a ${upstream.type} upstream. Codex compacts locally with a custom provider.`);
   }
   if (operation === 'create' && !speaksFamily(upstream.type, state.family)) return translatedAttempt(state, deps, target, clientHeaders, canRetry);
-  if (operation === 'create' && withoutReasoning) return passthroughAttempt(state, deps, target, operation, clientHeaders, canRetry, withoutReasoning);
-  if (operation === 'create' && carriesForeignReasoning(upstream.type, state.rawBody as string)) {
-    // Claude targets: only the foreign blocks go, the rest byte for byte (foreign-thinking.ts).
-    const cleaned = state.family === 'messages' ? withoutForeignThinking(state.rawBody as string, state.body ?? {}) : undefined;
-    if (!cleaned) return translatedAttempt(state, deps, target, clientHeaders, canRetry);
-    return passthroughAttempt(state, deps, target, operation, clientHeaders, canRetry, cleaned);
-  }
-  return passthroughAttempt(state, deps, target, operation, clientHeaders, canRetry);
+  if (operation === 'create' && bodies.withoutReasoning) return passthroughAttempt(state, deps, target, operation, clientHeaders, canRetry, bodies.withoutReasoning);
+  const foreign = operation === 'create' && upstream.type !== 'simulator' ? bodies.withoutForeignReasoning() : undefined;
+  if (foreign === 'translate') return translatedAttempt(state, deps, target, clientHeaders, canRetry);
+  return passthroughAttempt(state, deps, target, operation, clientHeaders, canRetry, foreign);
 }
 
-/**
- * A conversation that switched routes carries reasoning another provider issued, packed by the
- * translator (`gw1.`). Forwarded as is, the provider would reject it (400): a Messages request
- * goes without those blocks, a Responses request through the same-format translation, which
- * keeps only the provider's own reasoning.
- */
-function carriesForeignReasoning(type: string, rawBody: string): boolean {
-  return type !== 'simulator' && rawBody.includes('"gw1.');
+/** The request's body as targets of its own format take it, each made at most once however many targets are tried. */
+interface RequestBodies {
+  /** Set once an upstream refused reasoning another organization encrypted: sent without it from then on. */
+  withoutReasoning?: CleanedRequest;
+  /**
+   * A conversation that switched routes carries reasoning another provider issued, packed by the
+   * translator (`gw1.`). Forwarded as is, the provider would reject it (400): a Messages request
+   * goes without those blocks (the rest byte for byte, foreign-thinking.ts), a Responses request
+   * (or a Messages one that cannot lose them) through the same-format translation, which keeps
+   * only the provider's own reasoning. Undefined when there is none.
+   */
+  withoutForeignReasoning(): CleanedRequest | 'translate' | undefined;
+}
+
+function requestBodies(state: RequestState): RequestBodies {
+  let foreign: { made: CleanedRequest | 'translate' | undefined } | undefined;
+  const make = (): CleanedRequest | 'translate' | undefined => {
+    const raw = state.rawBody as string;
+    if (!raw.includes('"gw1.')) return undefined;
+    return (state.family === 'messages' ? withoutForeignThinking(raw, state.body ?? {}) : undefined) ?? 'translate';
+  };
+  return { withoutForeignReasoning: () => (foreign ??= { made: make() }).made };
 }

@@ -51,7 +51,7 @@ export async function passthroughAttempt(
     const raw = cleaned?.body ?? (state.rawBody as string);
     const body = upstreamModel === model ? raw : replaceTopLevelString(raw, 'model', upstreamModel);
     try {
-      ({ response, abort, dropped } = await sendToUpstream(state, deps, target, clientHeaders, { operation, body, streaming, firstByteTimeoutMs: streaming ? deps.settings.firstByteTimeoutMs : undefined }));
+      ({ response, abort, dropped } = await sendToUpstream(state, deps, target, clientHeaders, { operation, body: { text: body, parsed: state.body ?? {} }, streaming, firstByteTimeoutMs: streaming ? deps.settings.firstByteTimeoutMs : undefined }));
       if (cleaned) dropped = [...cleaned.dropped, ...dropped];
     } catch (error) {
       if (canRetry && retryableError(error, state)) return { retry: (error as GatewayError).message, error: error as GatewayError };
@@ -66,6 +66,8 @@ export async function passthroughAttempt(
   }
 
   state.status = response.status;
+  // The simulator answers any name; a real upstream's success says the model exists.
+  if (response.ok && upstream.type !== 'simulator') state.modelAccepted = true;
   const eventStream = response.headers.get('content-type')?.startsWith('text/event-stream') === true;
   if (response.ok && eventStream && response.body) {
     let source = response.body;

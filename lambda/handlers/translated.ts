@@ -32,7 +32,7 @@ export async function translatedAttempt(state: RequestState, deps: GatewayDeps, 
   try {
     exchange = await sendToUpstream(state, deps, target, clientHeaders, {
       operation: 'create',
-      body: JSON.stringify(translated.body),
+      body: { text: JSON.stringify(translated.body), parsed: translated.body },
       streaming: true,
       headers: { accept: 'text/event-stream' },
       firstByteTimeoutMs: deps.settings.firstByteTimeoutMs,
@@ -56,6 +56,7 @@ export async function translatedAttempt(state: RequestState, deps: GatewayDeps, 
     state.outcome = 'upstream_error';
     return { served: answer };
   }
+  state.modelAccepted = true;
 
   let source = response.body;
   if (canRetry) {

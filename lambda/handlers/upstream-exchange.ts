@@ -3,7 +3,7 @@ import { GatewayError } from '../errors.ts';
 import type { GatewayDeps } from '../deps.ts';
 import type { RequestState } from '../request-state.ts';
 import { callUpstream, isTimeout } from '../upstream/call-upstream.ts';
-import { adaptResponse, providerRequest, type Operation } from '../upstream/providers.ts';
+import { adaptResponse, providerRequest, type Operation, type OutgoingBody } from '../upstream/providers.ts';
 import type { RelayHooks } from '../upstream/relay.ts';
 import { abandonedError, abandonedFailure, isAbandonReason, requestAbort, type RequestAbort } from '../upstream/request-abort.ts';
 
@@ -25,7 +25,7 @@ export async function sendToUpstream(
   deps: GatewayDeps,
   target: Target,
   clientHeaders: Record<string, string | undefined>,
-  request: { operation: Operation; body: string; streaming: boolean; headers?: Record<string, string>; firstByteTimeoutMs: number | undefined },
+  request: { operation: Operation; body: OutgoingBody; streaming: boolean; headers?: Record<string, string>; firstByteTimeoutMs: number | undefined },
 ): Promise<Exchange> {
   const { upstream } = target;
   const abort = requestAbort(state.deadline, state.abandon);

@@ -41,9 +41,7 @@ export function requestLogLine(state: RequestState, metricsNamespace?: string): 
   // On Lambda the same line is a CloudWatch Embedded Metric Format record: metrics without an API call.
   const metrics = emfRecord(
     {
-      // Only names an upstream was asked for and did not refuse become dimensions: a glob route
-      // passes any name on, and a made-up one is answered 4xx, so clients cannot mint metrics.
-      model: state.upstream === undefined || refusedByUpstream(state.status) ? undefined : (state.upstreamModel ?? state.model),
+      model: modelDimension(state),
       upstream: state.upstream,
       status: state.status,
       outcome: line.outcome,
@@ -58,7 +56,16 @@ export function requestLogLine(state: RequestState, metricsNamespace?: string): 
   return JSON.stringify({ ...line, ...metrics });
 }
 
-/** A 4xx other than a rate limit: the request itself (its model name, say) was refused. */
-function refusedByUpstream(status: number | undefined): boolean {
-  return status !== undefined && status >= 400 && status < 500 && status !== 429;
+/**
+ * The Model dimension, whose values must stay few: a key holder must not mint custom metrics by
+ * sending made-up names down a glob route. So the concrete name only when the routing config
+ * names it (a target's upstreamModel, a route without a glob) or an upstream accepted it (a
+ * success: it serves that model); otherwise the route's glob. A name an upstream refused, or
+ * never saw (unreachable, timed out, the client gone first), and any the simulator answered go
+ * under the glob. A server that answers every name with a success (some OpenAI-compatible ones
+ * do) is taken at its word: give its routes an upstreamModel.
+ */
+function modelDimension(state: RequestState): string | undefined {
+  if (state.upstream === undefined) return undefined;
+  return state.modelAccepted ? (state.upstreamModel ?? state.model) : state.routedModel;
 }

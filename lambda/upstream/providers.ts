@@ -75,6 +75,17 @@ export function providerHeaders(upstream: Upstream, credential: string | undefin
   return credential === undefined ? {} : { authorization: `Bearer ${credential}` };
 }
 
+/**
+ * A body in the upstream's format: the bytes to send, and the body as the gateway parsed it, for
+ * a provider that rewrites members (Bedrock) to read them without parsing megabytes again. The
+ * gateway's own edits (the model name, removed reasoning) may be missing from `parsed`; every
+ * other member is the same.
+ */
+export interface OutgoingBody {
+  text: string;
+  parsed: Record<string, unknown>;
+}
+
 /** One request to an upstream, ready to send. */
 export interface ProviderRequest {
   url: string;
@@ -93,12 +104,13 @@ export async function providerRequest(
   upstream: Upstream,
   operation: Operation,
   upstreamModel: string,
-  body: string,
+  outgoing: OutgoingBody,
   streaming: boolean,
   clientHeaders: Record<string, string | undefined>,
   credential: string | undefined,
 ): Promise<ProviderRequest> {
-  if (upstream.type === 'bedrock') return bedrockRequest(upstream, operation, upstreamModel, body, streaming, clientHeaders, credential);
+  if (upstream.type === 'bedrock') return bedrockRequest(upstream, operation, upstreamModel, outgoing, streaming, clientHeaders, credential);
+  const body = outgoing.text;
   const url = upstreamUrl(upstream, operation);
   const headers = { ...upstreamRequestHeaders(clientHeaders, upstream.type), ...providerHeaders(upstream, credential, clientHeaders), 'content-type': 'application/json' };
   // An `aws` upstream (e.g. Bedrock's OpenAI-compatible endpoint) is signed instead of keyed.

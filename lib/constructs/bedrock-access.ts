@@ -1,6 +1,6 @@
 import { Aws } from 'aws-cdk-lib';
 import { isGlob } from '../../lambda/config/glob.ts';
-import type { RoutingConfig } from '../../lambda/config/routing.ts';
+import { createRouter, type RoutingConfig } from '../../lambda/config/routing.ts';
 
 /** One IAM statement the function's role needs, as plain data (tested as such). */
 export interface AccessStatement {
@@ -41,25 +41,25 @@ const PROFILE = /^(us|eu|apac|jp|au|ca|us-gov|global)\.(.+)$/;
  */
 export function bedrockAccess(routing: RoutingConfig): BedrockAccess {
   const access: BedrockAccess = { statements: [], warnings: [], errors: [] };
+  // The upstreams as the gateway compiles them: granted exactly the service and Region it signs for.
+  const { upstreams } = createRouter(routing);
   const models = new Map<string, Set<string>>();
   for (const [index, route] of routing.routes.entries()) {
     const targets = [...(route.targets ?? (route.upstream ? [{ upstream: route.upstream, upstreamModel: route.upstreamModel }] : [])), ...(route.fallbacks ?? [])];
     for (const target of targets) {
-      const upstream = routing.upstreams[target.upstream];
-      if (upstream === undefined || signingService(upstream) !== 'bedrock') continue;
+      if (upstreams.get(target.upstream)?.aws?.service !== 'bedrock') continue;
       const modelId = target.upstreamModel ?? (isGlob(route.model) ? undefined : route.model);
       if (modelId !== undefined) (models.get(target.upstream) ?? models.set(target.upstream, new Set()).get(target.upstream))?.add(modelId);
-      else if (upstream.anyModel !== true) {
+      else if (routing.upstreams[target.upstream]?.anyModel !== true) {
         access.errors.push(`routes.${index}: "${route.model}" reaches Bedrock upstream "${target.upstream}" with the client's model name, so the stack cannot name the models to allow: give the route an upstreamModel, or set "anyModel": true on the upstream`);
       }
     }
   }
-  for (const [name, upstream] of Object.entries(routing.upstreams)) {
-    const region = upstream.aws?.region ?? upstream.region;
-    const service = signingService(upstream);
-    if (region === undefined || service === undefined) continue;
+  for (const [name, { aws }] of upstreams) {
+    if (aws === undefined) continue;
+    const { service, region } = aws;
     if (service === 'bedrock') {
-      if (upstream.anyModel === true) {
+      if (routing.upstreams[name]?.anyModel === true) {
         access.statements.push({ sid: sid('AnyModel', name), actions: [...INVOKE, 'bedrock:CountTokens'], resources: [`arn:aws:bedrock:${region}::foundation-model/*`, `arn:aws:bedrock:*::foundation-model/*`, `arn:aws:bedrock:::foundation-model/*`, `arn:aws:bedrock:${region}:${Aws.ACCOUNT_ID}:inference-profile/*`, `arn:aws:bedrock:${region}:${Aws.ACCOUNT_ID}:application-inference-profile/*`] });
         access.warnings.push(`Bedrock upstream "${name}" has "anyModel": the function may invoke every foundation model and inference profile (a * resource). Name models with upstreamModel on the routes to narrow it.`);
       } else for (const modelId of models.get(name) ?? []) modelStatements(access, name, region, modelId);
@@ -70,11 +70,6 @@ export function bedrockAccess(routing: RoutingConfig): BedrockAccess {
     }
   }
   return access;
-}
-
-/** The service an upstream's requests are signed for: its `aws` block, or `bedrock` for a `bedrock` upstream without a Bedrock API key. */
-function signingService(upstream: RoutingConfig['upstreams'][string]): string | undefined {
-  return upstream.aws?.service ?? (upstream.type === 'bedrock' && upstream.apiKeyEnv === undefined ? 'bedrock' : undefined);
 }
 
 function modelStatements(access: BedrockAccess, name: string, region: string, modelId: string): void {

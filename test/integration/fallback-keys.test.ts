@@ -16,6 +16,8 @@ let secrets: AwsJsonFake;
 let upstream: UpstreamStub;
 let gateway: Harness;
 let key: string;
+/** Per key, a session id the gateway serves with it first. */
+const sessions = new Map<string, string>();
 
 beforeAll(async () => {
   secrets = await startAwsJsonFake({
@@ -30,6 +32,13 @@ beforeAll(async () => {
     credentials: new SecretsManagerCredentials('gateway/upstreams', read),
   });
   ({ key } = await gateway.issueKey());
+  // Learn which session id each key serves first, from the gateway itself (rendezvous hashing).
+  for (let i = 0; sessions.size < secret.pool.length && i < 200; i++) {
+    const from = upstream.requests.length;
+    await (await ask(`keys-probe-${i}`)).text();
+    const used = keysSince(from)[0] as string;
+    if (!sessions.has(used)) sessions.set(used, `keys-probe-${i}`);
+  }
 });
 
 afterAll(async () => {
@@ -54,6 +63,13 @@ function byKey(refused: Record<string, number>): StubHandler {
 }
 
 const keysSince = (from: number) => upstream.requests.slice(from).map((request) => request.headers['x-api-key'] as string);
+
+/** A session id whose first choice is `wanted` (found once by asking the gateway, then reused). */
+function sessionUsing(wanted: string): string {
+  const known = sessions.get(wanted);
+  if (!known) throw new Error(`no session known for ${wanted}`);
+  return known;
+}
 
 test('one conversation keeps one key over 100 requests; conversations spread over every key', async () => {
   upstream.reply(sendSse(textStream));
@@ -112,23 +128,4 @@ test('a 403 on the last key not resting is the answer, and the log still names t
   const line = await logOf(gateway, response.headers.get('request-id'));
   expect(line.attempts).toEqual([{ upstream: 'pool', key: secret.pool.indexOf(mine), keyRestedMs: 600_000, status: 403, ms: expect.any(Number) }]);
   expect(JSON.stringify(line)).not.toMatch(/sk-pool/);
-});
-
-const sessions = new Map<string, string>();
-
-/** A session id whose first choice is `wanted` (found once by asking the gateway, then reused). */
-function sessionUsing(wanted: string): string {
-  const known = sessions.get(wanted);
-  if (!known) throw new Error(`no session known for ${wanted}`);
-  return known;
-}
-
-beforeAll(async () => {
-  // Learn which session id each key serves first, from the gateway itself (rendezvous hashing).
-  for (let i = 0; sessions.size < secret.pool.length && i < 200; i++) {
-    const from = upstream.requests.length;
-    await (await ask(`keys-probe-${i}`)).text();
-    const used = keysSince(from)[0] as string;
-    if (!sessions.has(used)) sessions.set(used, `keys-probe-${i}`);
-  }
 });

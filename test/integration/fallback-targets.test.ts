@@ -1,3 +1,5 @@
+import { jest } from '@jest/globals';
+import { packCarrier } from '../../lambda/translate/reasoning-carry.ts';
 import { logOf, startGateway, type Harness } from '../support/gateway-harness.ts';
 import { startBedrockFake, textEvents, type BedrockAnswer, type BedrockFake } from '../support/bedrock-fake.ts';
 import { validateMessagesStream } from '../support/stream-validators.ts';
@@ -137,6 +139,24 @@ test('reasoning: a Claude thinking block goes to a Bedrock fallback byte for byt
   expect(response.headers.get('x-gateway-dropped')).toBeNull();
 });
 
+test('reasoning another provider issued leaves the request for every Claude target of the chain, the rest byte for byte', async () => {
+  const packed = { type: 'thinking', thinking: 'Plan the call.', signature: packCarrier({ provider: 'openai', id: 'rs_1', encryptedContent: 'gAAA' }, 'Plan the call.') };
+  const switched = { ...toolTurn, messages: [toolTurn.messages[0], { role: 'assistant', content: [packed, ...toolTurn.messages[1]!.content.slice(1)] }, toolTurn.messages[2]] };
+  anthropicApi.reply(sendJson(529, overloaded));
+  bedrock.script({ events: textEvents('Sunny in Paris.') });
+  const response = await ask('claude-to-bedrock', switched);
+  expect(response.headers.get('x-gateway-upstream')).toBe('br');
+  expect(response.headers.get('x-gateway-dropped')).toContain('reasoning from another provider');
+  expect(await response.text()).toContain('Sunny in Paris.');
+  const toAnthropic = JSON.parse(anthropicApi.requests.at(-1)?.body as string);
+  const toBedrock = JSON.parse(bedrock.requests.at(-1)?.rawBody as string);
+  for (const sent of [toAnthropic, toBedrock]) {
+    expect(sent.messages).toEqual([switched.messages[0], { role: 'assistant', content: switched.messages[1]!.content.slice(1) }, switched.messages[2]]);
+    expect(sent.thinking).toBeUndefined();
+    expect(sent.tools).toEqual(switched.tools);
+  }
+});
+
 test('reasoning: an OpenAI fallback gets the conversation without the Claude thinking block, and says so', async () => {
   anthropicApi.reply(sendJson(529, overloaded));
   openaiApi.reply(sendSse(fixture('openai/text-stream.sse')));
@@ -178,6 +198,34 @@ test("reasoning: an OpenAI fallback of another organization refuses the first on
     { upstream: 'oaiOtherOrg', status: 400, ms: expect.any(Number) },
     { upstream: 'oaiOtherOrg', status: 200, ms: expect.any(Number) },
   ]);
+});
+
+test("reasoning: when the request's time runs out on the refusal of another organization's reasoning, the client gets that refusal", async () => {
+  openaiApi.reply(sendJson(529, { error: { message: 'overloaded', type: 'server_error', code: 'server_is_overloaded' } }));
+  const refusal = { error: { message: 'The encrypted content gAAA...org1 could not be verified.', type: 'invalid_request_error', param: null, code: 'invalid_encrypted_content' } };
+  const realNow = Date.now.bind(Date);
+  otherOrg.reply((request, res) => {
+    // The request's deadline (the function timeout less its margin) passes while the refusal is on its way.
+    jest.spyOn(Date, 'now').mockImplementation(() => realNow() + 3_600_000);
+    return sendJson(400, refusal)(request, res);
+  });
+  const before = otherOrg.requests.length;
+  try {
+    const input = [{ role: 'user', content: [{ type: 'input_text', text: 'List the files' }] }, { type: 'reasoning', id: 'rs_org1', summary: [], encrypted_content: 'gAAAAorg1' }];
+    const response = await fetch(`${gateway.url}/second/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-5.5', input, stream: true, store: false }) });
+    expect(response.status).toBe(400);
+    expect(response.headers.get('x-gateway-upstream')).toBe('oaiOtherOrg');
+    expect(await response.json()).toEqual(refusal);
+    expect(otherOrg.requests.length).toBe(before + 1);
+    const line = await logOf(gateway, response.headers.get('request-id'));
+    expect(line).toMatchObject({ status: 400, upstream: 'oaiOtherOrg' });
+    expect(line.attempts).toEqual([
+      { upstream: 'oai', status: 529, ms: expect.any(Number) },
+      { upstream: 'oaiOtherOrg', status: 400, ms: expect.any(Number) },
+    ]);
+  } finally {
+    jest.restoreAllMocks();
+  }
 });
 
 test('the request deadline bounds the tries: a primary silent until the deadline leaves no time for a fallback', async () => {

@@ -61,7 +61,10 @@ function fromAnthropic(usage: Anthropic.Usage): Usage {
 
 /** Once every invocation on both instances has ended and the batching one has flushed: what `keys usage --json` reports. */
 async function recordedUsage(id: string): Promise<{ totals: { costMicroUsd: number; costUsd: number } }> {
-  while (gateway.server.inFlight > 0 || second.server.inFlight > 0) await new Promise((resolve) => setTimeout(resolve, 10));
+  for (const until = Date.now() + 10_000; gateway.server.inFlight > 0 || second.server.inFlight > 0; ) {
+    if (Date.now() > until) throw new Error(`invocations still running after 10 s (${gateway.server.inFlight} and ${second.server.inFlight} in flight): their usage was never recorded`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
   await second.recorder.flush();
   const lines: string[] = [];
   await keyUsage(gateway.store, gateway.usage, id, '2000-01-01', { json: true, print: (text) => lines.push(text) });

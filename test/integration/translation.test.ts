@@ -289,4 +289,15 @@ describe('switching routes mid-conversation', () => {
     expect(sent.tools).toEqual([weather]);
     expect(sent.messages[2]).toEqual({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_fixture01', content: 'Sunny' }] });
   });
+
+  test('a content block that is not an object, in a conversation that mentions "gw1.", is the upstream\'s to refuse (never a gateway 500)', async () => {
+    const refusal = { type: 'error', error: { type: 'invalid_request_error', message: 'messages.1.content.0: Input should be a valid dictionary' } };
+    messagesUpstream.reply(sendJson(400, refusal));
+    const body = JSON.stringify({ model: 'gpt-via-claude', max_tokens: 50, messages: [{ role: 'user', content: 'what is "gw1.x"?' }, { role: 'assistant', content: [null] }, { role: 'user', content: 'well?' }] });
+    const response = await fetch(`${gateway.url}/first/v1/messages`, { method: 'POST', headers: { 'x-api-key': anthropic.apiKey as string, 'content-type': 'application/json' }, body });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual(refusal);
+    // The client's bytes, but for the model name the route gives.
+    expect(messagesUpstream.requests.at(-1)!.body).toBe(body.replace('"gpt-via-claude"', '"claude-sonnet-5"'));
+  });
 });

@@ -1,9 +1,7 @@
 import { isPackedCarrier } from '../../translate/reasoning-carry.ts';
+import { isObject, type Json } from '../../translate/request/shared.ts';
 import type { CleanedRequest } from '../cleaned-request.ts';
-
-type Block = Record<string, unknown>;
-type Message = { role?: unknown; content?: unknown };
-
+import { thinkingCannotStay } from './tool-turn.ts';
 
 /**
  * A conversation that crossed providers carries thinking blocks the translator packed (`gw1.`,
@@ -12,58 +10,46 @@ type Message = { role?: unknown; content?: unknown };
  * check that nothing before a thinking block changed since it was produced, and refuse the
  * request (400) or drop the block when it did ("preserved thinking",
  * https://platform.claude.com/docs/en/build-with-claude/preserved-thinking), so the conversation
- * must not go through a translation that rewrites it. When the tool turn being continued opened
- * with such a block, thinking is turned off for this request, as Anthropic requires the turn it
- * continues to open with its own thinking block.
+ * must not go through a translation that rewrites it. When the tool turn being continued is left
+ * without its opening thinking block, thinking is turned off for this request (tool-turn.ts).
  *
  * Undefined when the request cannot be sent this way (an assistant turn made only of foreign
  * reasoning would be left empty): the caller translates it instead.
  */
-export function withoutForeignThinking(rawBody: string, body: Record<string, unknown>): CleanedRequest | undefined {
-  const messages = Array.isArray(body.messages) ? (body.messages as Message[]) : [];
+export function withoutForeignThinking(rawBody: string, body: Json): CleanedRequest | undefined {
+  // Content blocks (and, unvalidated, messages) may be anything at all: what is not an object goes as sent.
+  const messages: unknown[] = Array.isArray(body.messages) ? body.messages : [];
   let removed = false;
-  let continuedTurnLostThinking = false;
-  const lastAssistant = messages.findLastIndex((message) => message.role === 'assistant');
-  const cleaned: Message[] = [];
-  for (const [index, message] of messages.entries()) {
-    if (message.role !== 'assistant' || !Array.isArray(message.content)) {
+  const cleaned: unknown[] = [];
+  for (const message of messages) {
+    if (!isObject(message) || message.role !== 'assistant' || !Array.isArray(message.content)) {
       cleaned.push(message);
       continue;
     }
-    const content = (message.content as Block[]).filter((block) => !isForeign(block));
+    const content = message.content.filter((block) => !isForeign(block));
     if (content.length === message.content.length) {
       cleaned.push(message);
       continue;
     }
     if (content.length === 0) return undefined;
     removed = true;
-    if (index === lastAssistant && isForeign(message.content[0] as Block) && !isThinking(content[0])) continuedTurnLostThinking = true;
     cleaned.push({ ...message, content });
   }
   if (!removed) return { body: rawBody, dropped: [] };
-  const out: Record<string, unknown> = { ...body, messages: cleaned };
+  const out: Json = { ...body, messages: cleaned };
   const dropped = ['reasoning from another provider'];
-  if (continuedTurnLostThinking && continuesToolTurn(messages) && isThinkingOn(body.thinking)) {
+  const cannotStay = isThinkingOn(body.thinking) ? thinkingCannotStay(cleaned) : undefined;
+  if (cannotStay) {
     delete out.thinking;
-    dropped.push('thinking (the turn being continued has no Anthropic thinking block)');
+    dropped.push(cannotStay);
   }
   return { body: JSON.stringify(out), dropped };
 }
 
-function isThinking(block: Block | undefined): boolean {
-  return block?.type === 'thinking' || block?.type === 'redacted_thinking';
-}
-
-function isForeign(block: Block): boolean {
-  return (block.type === 'thinking' && isPackedCarrier(block.signature)) || (block.type === 'redacted_thinking' && isPackedCarrier(block.data));
-}
-
-function continuesToolTurn(messages: Message[]): boolean {
-  const last = messages.at(-1);
-  return last?.role === 'user' && Array.isArray(last.content) && (last.content as Block[]).some((block) => block?.type === 'tool_result');
+function isForeign(block: unknown): boolean {
+  return isObject(block) && ((block.type === 'thinking' && isPackedCarrier(block.signature)) || (block.type === 'redacted_thinking' && isPackedCarrier(block.data)));
 }
 
 function isThinkingOn(thinking: unknown): boolean {
-  const type = (thinking as Block | undefined)?.type;
-  return type === 'enabled' || type === 'adaptive';
+  return isObject(thinking) && (thinking.type === 'enabled' || thinking.type === 'adaptive');
 }

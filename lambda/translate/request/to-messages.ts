@@ -1,6 +1,7 @@
 import type { IrPart, IrRequest, IrTurn } from '../ir.ts';
 import { customToolAsFunction, safeCallId, safeToolName } from './tool-schemas.ts';
 import type { Json } from './shared.ts';
+import { thinkingCannotStay } from '../../formats/messages/tool-turn.ts';
 
 export interface MessagesTarget {
   model: string;
@@ -106,12 +107,9 @@ function thinkingFor(ir: IrRequest, maxTokens: number, messages: Json[], dropped
     dropped.push('thinking (max tokens too small for a thinking budget)');
     return undefined;
   }
-  // In a tool loop Anthropic requires the last assistant turn to open with its own thinking block.
-  const lastAssistant = messages.findLast((message) => message.role === 'assistant');
-  const continuing = messages.at(-1)?.role === 'user' && (messages.at(-1)?.content as Json[]).some((block) => block.type === 'tool_result');
-  const first = (lastAssistant?.content as Json[] | undefined)?.[0];
-  if (continuing && lastAssistant && first?.type !== 'thinking' && first?.type !== 'redacted_thinking') {
-    dropped.push('thinking (the turn being continued has no Anthropic thinking block)');
+  const cannotStay = thinkingCannotStay(messages);
+  if (cannotStay) {
+    dropped.push(cannotStay);
     return undefined;
   }
   return { type: 'enabled', budget_tokens: budget };

@@ -1,6 +1,6 @@
 import type { Upstream } from '../../config/routing.ts';
 import { signAwsRequest } from '../../aws/signer.ts';
-import type { Operation, ProviderRequest } from '../providers.ts';
+import type { Operation, OutgoingBody, ProviderRequest } from '../providers.ts';
 import { bedrockErrorResponse } from './errors.ts';
 import { eventStreamToSse } from './event-stream.ts';
 import { toInvokeBody } from './invoke-body.ts';
@@ -21,12 +21,12 @@ export async function bedrockRequest(
   upstream: Upstream,
   operation: Operation,
   modelId: string,
-  clientBody: string,
+  clientBody: OutgoingBody,
   streaming: boolean,
   clientHeaders: Record<string, string | undefined>,
   apiKey: string | undefined,
 ): Promise<ProviderRequest> {
-  const invoke = toInvokeBody(clientBody, clientHeaders['anthropic-beta']);
+  const invoke = toInvokeBody(clientBody.text, clientBody.parsed, clientHeaders['anthropic-beta']);
   const action = operation === 'count_tokens' ? 'count-tokens' : streaming ? 'invoke-with-response-stream' : 'invoke';
   // The model id is one path segment: `:` in `...-v1:0` and `/` in profile ARNs are encoded.
   const url = `${upstream.baseUrl}/model/${encodeURIComponent(modelId)}/${action}`;

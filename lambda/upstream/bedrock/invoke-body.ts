@@ -1,4 +1,6 @@
-import { parseJsonObject, prependTopLevelMember, removeTopLevelMembers, topLevelKeys } from '../../formats/json-fields.ts';
+import type { CleanedRequest } from '../../formats/cleaned-request.ts';
+import { prependTopLevelMember, removeTopLevelMembers, topLevelKeys } from '../../formats/json-fields.ts';
+import type { Json } from '../../translate/request/shared.ts';
 
 /**
  * A Messages request body as Amazon Bedrock's InvokeModel takes it
@@ -51,13 +53,12 @@ const EFFORT_BETA = 'effort-2025-11-24';
 
 export const BEDROCK_ANTHROPIC_VERSION = 'bedrock-2023-05-31';
 
-export interface InvokeBody {
-  body: string;
-  /** What was removed, for `x-gateway-dropped` and the log. */
-  dropped: string[];
-}
-
-export function toInvokeBody(clientBody: string, betaHeader: string | undefined): InvokeBody {
+/**
+ * `clientBody` as InvokeModel takes it. `parsed` is the same body as the gateway parsed it
+ * (`output_config` and `anthropic_beta` are read there, not by parsing the bytes again: a
+ * request may be megabytes).
+ */
+export function toInvokeBody(clientBody: string, parsed: Json, betaHeader: string | undefined): CleanedRequest {
   const keys = new Set(topLevelKeys(clientBody));
   const dropped: string[] = [];
   const requested = keys.has('anthropic_beta') ? [] : (betaHeader ?? '').split(',').map((beta) => beta.trim()).filter(Boolean);
@@ -67,7 +68,7 @@ export function toInvokeBody(clientBody: string, betaHeader: string | undefined)
     if (!BEDROCK_BETAS.has(name)) dropped.push(`anthropic-beta ${beta}`);
     else if (!betas.includes(name)) betas.push(name);
   }
-  const bodyBetas = keys.has('anthropic_beta') ? betasInBody(clientBody) : betas;
+  const bodyBetas = keys.has('anthropic_beta') ? betasIn(parsed.anthropic_beta) : betas;
   const remove = new Set(['model', 'stream']);
   const drop = (member: string) => {
     remove.add(member);
@@ -79,7 +80,7 @@ export function toInvokeBody(clientBody: string, betaHeader: string | undefined)
   }
   let outputConfig: string | undefined;
   if (keys.has('output_config') && !bodyBetas.includes(EFFORT_BETA)) {
-    const { kept, removed } = formatOnly(parseJsonObject(clientBody)?.output_config);
+    const { kept, removed } = formatOnly(parsed.output_config);
     if (kept === undefined) drop('output_config');
     else if (removed.length > 0) {
       remove.add('output_config');
@@ -94,8 +95,7 @@ export function toInvokeBody(clientBody: string, betaHeader: string | undefined)
   return { body, dropped };
 }
 
-function betasInBody(body: string): string[] {
-  const betas = parseJsonObject(body)?.anthropic_beta;
+function betasIn(betas: unknown): string[] {
   return Array.isArray(betas) ? betas.filter((beta): beta is string => typeof beta === 'string') : [];
 }
 

@@ -113,6 +113,25 @@ describe('targets, fallbacks and credentials', () => {
     expect(message).toContain('- routes.3: give either "upstream" or "targets"');
   });
 
+  test('a Bedrock Region given twice must be the same: calls would go to one Region and be signed (and granted) for the other', () => {
+    const bedrock = (upstream: Record<string, unknown>) => ({ upstreams: { br: { type: 'bedrock', ...upstream } }, routes: [{ model: 'claude', upstream: 'br', upstreamModel: 'anthropic.claude-haiku-4-5-20251001-v1:0' }] });
+    expect(() => parseRoutingConfig(bedrock({ region: 'us-east-1', aws: { service: 'bedrock', region: 'eu-west-1' } }))).toThrow('- upstreams.br.region: "region" (us-east-1) and "aws.region" (eu-west-1) differ: requests would go to one Region and be signed for the other; give the Region once');
+    const same = createRouter(parseRoutingConfig(bedrock({ region: 'eu-west-1', aws: { service: 'bedrock', region: 'eu-west-1' } })));
+    expect(same.upstreams.get('br')).toMatchObject({ baseUrl: 'https://bedrock-runtime.eu-west-1.amazonaws.com', aws: { service: 'bedrock', region: 'eu-west-1' } });
+  });
+
+  test('"anyModel" widens the IAM grant of an upstream signed for Bedrock: an upstream with API keys has none to widen', () => {
+    const keyed = { upstreams: { br: { type: 'bedrock', region: 'us-east-1', apiKeyEnv: 'AWS_BEARER_TOKEN_BEDROCK', anyModel: true } }, routes: [{ model: 'claude-*', upstream: 'br' }] };
+    expect(() => parseRoutingConfig(keyed)).toThrow('- upstreams.br.anyModel: only upstreams signed for Bedrock take "anyModel"');
+    expect(() => parseRoutingConfig({ ...keyed, upstreams: { br: { type: 'bedrock', region: 'us-east-1', anyModel: true } } })).not.toThrow();
+  });
+
+  test('an upstream name is looked up among the config\'s own upstreams only (not "toString", "constructor"...)', () => {
+    for (const name of ['toString', 'constructor', '__proto__', 'hasOwnProperty']) {
+      expect(() => parseRoutingConfig({ upstreams: { sim: { type: 'simulator' } }, routes: [{ model: '*', upstream: 'sim', fallbacks: [{ upstream: name }] }] })).toThrow(`- routes.0.fallbacks.0.upstream: unknown upstream "${name}" (defined: sim)`);
+    }
+  });
+
   test('a mistyped field does not hide the other mistakes, and each is said in words', () => {
     const problems = () => {
       try {

@@ -80,11 +80,34 @@ describe('EMF record of a request', () => {
     expect(emfViolations(tooMany)).toEqual(['CloudWatchMetrics[0]: a dimension set is an array of at most 30 keys', 'CloudWatchMetrics[0].Metrics must be an array of at most 100 definitions']);
   });
 
-  test('a model name the upstream refused is no dimension (a glob route passes made-up names on)', () => {
-    const state = (status: number) => ({ id: 'req_2', startedAt: TIMESTAMP - 10, respondedAt: TIMESTAMP, family: 'messages', deadline: 0, model: 'claude-made-up-1234', upstream: 'anthropic', status, attempts: [], pending: [], release: [] }) as unknown as RequestState;
-    expect(JSON.parse(requestLogLine(state(404), 'AgentGateway'))).toMatchObject({ Model: NO_VALUE, Upstream: 'anthropic', ClientErrors: 1, model: 'claude-made-up-1234' });
-    expect(JSON.parse(requestLogLine(state(400), 'AgentGateway')).Model).toBe(NO_VALUE);
-    for (const status of [200, 429, 529]) expect(JSON.parse(requestLogLine(state(status), 'AgentGateway')).Model).toBe('claude-made-up-1234');
+  describe('the Model dimension is a name the routing config gives or an upstream accepted, else the route\'s glob', () => {
+    const state = (fields: Partial<RequestState>) => ({ id: 'req_2', startedAt: TIMESTAMP - 10, respondedAt: TIMESTAMP, family: 'messages', deadline: 0, model: 'claude-made-up-1234', upstream: 'anthropic', upstreamModel: 'claude-made-up-1234', attempts: [], pending: [], release: [], ...fields }) as RequestState;
+    const dimension = (fields: Partial<RequestState>) => {
+      const record = JSON.parse(requestLogLine(state(fields), 'AgentGateway'));
+      expect(emfViolations(record)).toEqual([]);
+      return record.Model;
+    };
+    const viaGlob = { routedModel: 'claude-*' };
+
+    test('a name passed down a glob route: the glob, unless the upstream accepted it', () => {
+      expect(dimension({ ...viaGlob, status: 200, modelAccepted: true })).toBe('claude-made-up-1234');
+      // Refused (404, 400), or never seen by an upstream: unreachable, timed out, the client gone first.
+      for (const status of [404, 400, 502, 504, 499, 429, 529]) expect(dimension({ ...viaGlob, status })).toBe('claude-*');
+      // The simulator, or a local token count, answers any name: no upstream accepted it.
+      expect(dimension({ ...viaGlob, status: 200 })).toBe('claude-*');
+      expect(JSON.parse(requestLogLine(state({ ...viaGlob, status: 404 }), 'AgentGateway'))).toMatchObject({ Model: 'claude-*', ClientErrors: 1, model: 'claude-made-up-1234' });
+    });
+
+    test('a name the config gives is the dimension whatever the answer: a client that closed first is still counted under it', () => {
+      const named = { model: 'team-fast', upstreamModel: 'qwen3-coder', routedModel: 'qwen3-coder' };
+      for (const status of [200, 499, 502, 404]) expect(dimension({ ...named, status })).toBe('qwen3-coder');
+      const exact = { model: 'claude-sonnet-5', upstreamModel: 'claude-sonnet-5', routedModel: 'claude-sonnet-5' };
+      expect(dimension({ ...exact, status: 499, outcome: 'client_closed' })).toBe('claude-sonnet-5');
+    });
+
+    test('no upstream tried: no model dimension', () => {
+      expect(dimension({ upstream: undefined, upstreamModel: undefined, status: 401 })).toBe(NO_VALUE);
+    });
   });
 
   test('merges into the request log line without overwriting any of its fields', () => {

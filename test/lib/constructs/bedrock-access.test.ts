@@ -1,5 +1,5 @@
 import { Aws } from 'aws-cdk-lib';
-import { parseRoutingConfig } from '../../../lambda/config/routing.ts';
+import { createRouter, parseRoutingConfig } from '../../../lambda/config/routing.ts';
 import { bedrockAccess } from '../../../lib/constructs/bedrock-access.ts';
 import { onlyResource, synthGateway } from '../synth.ts';
 
@@ -93,4 +93,15 @@ test('in the stack: the grants are on the function\'s role, and an all-Bedrock g
   const environment = onlyResource(template, 'AWS::Lambda::Function').properties.Environment.Variables as Record<string, unknown>;
   expect(environment.GATEWAY_UPSTREAM_SECRET).toBeUndefined();
   expect(() => synthGateway({ routing: { upstreams: { br: { type: 'bedrock', region: 'us-east-1' } }, routes: [{ model: 'claude-*', upstream: 'br' }] } })).toThrow(/cannot be deployed as it is/);
+});
+
+test('the grant names the service and Region the gateway signs for, read from the compiled upstream', () => {
+  const routing = parseRoutingConfig({
+    upstreams: { br: { type: 'bedrock', region: 'eu-west-1', aws: { service: 'bedrock', region: 'eu-west-1' } }, keyed: { type: 'bedrock', region: 'us-east-1', apiKeyEnv: 'AWS_BEARER_TOKEN_BEDROCK' } },
+    routes: [{ model: 'claude', upstream: 'br', upstreamModel: 'anthropic.claude-haiku-4-5-20251001-v1:0', fallbacks: [{ upstream: 'keyed', upstreamModel: 'anthropic.claude-haiku-4-5-20251001-v1:0' }] }],
+  });
+  const signing = createRouter(routing).upstreams.get('br')?.aws;
+  expect(signing).toEqual({ service: 'bedrock', region: 'eu-west-1' });
+  // Only the signed upstream is granted; the one with a Bedrock API key needs no IAM.
+  expect(bedrockAccess(routing).statements).toEqual([{ sid: expect.any(String), actions: [...INVOKE, 'bedrock:CountTokens'], resources: [`arn:aws:bedrock:${signing?.region}::foundation-model/anthropic.claude-haiku-4-5-20251001-v1:0`] }]);
 });

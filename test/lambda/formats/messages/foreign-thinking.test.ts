@@ -42,9 +42,20 @@ test('continuing a tool turn that opened with foreign reasoning: thinking is off
   // Without thinking asked for there is nothing to turn off.
   const plain = request([{ role: 'user', content: 'Weather?' }, { role: 'assistant', content: [foreign, toolUse('call_1')] }, toolResult('call_1')], { thinking: undefined });
   expect(withoutForeignThinking(plain.raw, plain.body)?.dropped).toEqual(['reasoning from another provider']);
+  // The same rule as for translated requests: the continued turn opens with no thinking block, whatever removed it.
+  const answeredWithout = request([{ role: 'user', content: 'Weather?' }, { role: 'assistant', content: [foreign, { type: 'text', text: 'Checking.' }] }, { role: 'user', content: 'go on' }, { role: 'assistant', content: [toolUse('call_2')] }, toolResult('call_2')]);
+  expect(withoutForeignThinking(answeredWithout.raw, answeredWithout.body)?.dropped).toEqual(['reasoning from another provider', 'thinking (the turn being continued has no Anthropic thinking block)']);
 });
 
 test('an assistant turn made only of foreign reasoning cannot be sent this way', () => {
   const { raw, body } = request([{ role: 'user', content: 'hi' }, { role: 'assistant', content: [foreign] }, { role: 'user', content: 'again' }]);
   expect(withoutForeignThinking(raw, body)).toBeUndefined();
+});
+
+test('blocks that are not objects are no foreign reasoning: they go to the upstream as sent, for it to judge', () => {
+  // The Messages schema takes any content array; a `"gw1.` in the user's text leads here too.
+  const { raw, body } = request([{ role: 'user', content: 'what does "gw1.x" mean?' }, { role: 'assistant', content: [null, 'text', 7, [foreign]] }, { role: 'user', content: 'again' }]);
+  expect(withoutForeignThinking(raw, body)).toEqual({ body: raw, dropped: [] });
+  const mixed = request([{ role: 'user', content: 'hi' }, { role: 'assistant', content: [null, foreign, { type: 'text', text: 'Done.' }] }, { role: 'user', content: [null] }]);
+  expect(JSON.parse(withoutForeignThinking(mixed.raw, mixed.body)?.body as string).messages).toEqual([{ role: 'user', content: 'hi' }, { role: 'assistant', content: [null, { type: 'text', text: 'Done.' }] }, { role: 'user', content: [null] }]);
 });

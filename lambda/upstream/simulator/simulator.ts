@@ -1,4 +1,5 @@
 import type { Family } from '../../routes.ts';
+import { LightResponse } from '../light-response.ts';
 import { messagesEvents, messagesJson } from './messages.ts';
 import { responsesEvents, responsesJson } from './responses.ts';
 
@@ -13,13 +14,13 @@ export function simulate(family: Family, body: Record<string, unknown>, delayMs:
   const stream = body.stream === true;
   if (!stream) {
     const json = family === 'messages' ? messagesJson(body) : responsesJson(body);
-    return new Response(json, { status: 200, headers: { 'content-type': 'application/json' } });
+    return new LightResponse(json, { status: 200, headers: { 'content-type': 'application/json' } }).asResponse();
   }
   const events = family === 'messages' ? messagesEvents(body) : responsesEvents(body);
-  return new Response(paced(events, delayMs, signal), {
+  return new LightResponse(paced(events, delayMs, signal), {
     status: 200,
     headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' },
-  });
+  }).asResponse();
 }
 
 function paced(events: string[], delayMs: number, signal: AbortSignal): ReadableStream<Uint8Array> {

@@ -4,7 +4,7 @@ import type { KeyRecord } from '../../lambda/auth/key-table.ts';
 import { ensureKeyTable, ensureUsageTable, localDynamo, startEmbeddedStore } from '../../bin/local/embedded-store.ts';
 import { builtRicEntry } from './build-ric.ts';
 import { startFunctionUrlFront } from './function-url-front.ts';
-import { startLambdaEnvironment, type LambdaEnvironment } from './lambda-environment.ts';
+import { startLambdaEnvironment, type LambdaEnvironment, type LambdaEnvironmentOptions } from './lambda-environment.ts';
 import { buildProductionBundle } from './production-bundle.ts';
 
 export interface RealRuntimeOptions {
@@ -16,6 +16,9 @@ export interface RealRuntimeOptions {
   /** Another task root than the production bundle (a fixture handler). */
   taskRoot?: string;
   handler?: string;
+  /** The function's memory setting (AWS_LAMBDA_FUNCTION_MEMORY_SIZE) and how its process is started. */
+  memoryMb?: number;
+  launch?: LambdaEnvironmentOptions['launch'];
 }
 
 export interface RealRuntime {
@@ -54,6 +57,8 @@ export async function startRealRuntime(options: RealRuntimeOptions): Promise<Rea
     taskRoot,
     handler: options.handler ?? 'index.handler',
     timeoutMs: options.timeoutMs,
+    ...(options.memoryMb === undefined ? {} : { memoryMb: options.memoryMb }),
+    ...(options.launch === undefined ? {} : { launch: options.launch }),
     environment: {
       GATEWAY_CONFIG_JSON: JSON.stringify(options.routing),
       GATEWAY_KEYS_TABLE: tables.keys,

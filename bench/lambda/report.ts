@@ -10,7 +10,7 @@ export function formatLambdaReport(results: LambdaResults, smoke: boolean): stri
     `Others' load: up to ${(results.othersShare * 100).toFixed(0)} % of a core in a measured window; load average ${results.loadAverage.start.map((value) => value.toFixed(2)).join(' ')} at start, ${results.loadAverage.end.map((value) => value.toFixed(2)).join(' ')} at end.`,
     '',
     table(
-      ['Memory', 'CPU', 'Bundle import', 'Node start', 'Cold start: first answer', 'of which init', 'of which invocation', 'Warm, billed p50', 'Warm, added p50', 'CPU / request', 'CPU / event (pass / transl.)', 'Peak RSS', 'Throttled'],
+      ['Memory', 'CPU', 'Bundle import', 'Node start', 'Cold start: first answer', 'of which init', 'of which invocation', 'Cold start CPU', 'Warm, billed p50', 'Warm, added p50', 'CPU / request', 'CPU / event (pass / transl.)', 'Peak RSS', 'Throttled'],
       results.sizes.map((size) => [
         memory(size),
         Number.isFinite(size.share) ? `${(size.share * 100).toFixed(0)} %` : 'full',
@@ -19,6 +19,7 @@ export function formatLambdaReport(results: LambdaResults, smoke: boolean): stri
         ms(size.coldMs),
         ms(size.initMs),
         ms(size.firstInvocationMs),
+        ms(size.coldCpuMs),
         oneMs(percentile(size.warmBilledMs, 50)),
         oneMs(addedMs(size)),
         `${Math.round(size.cpuPerRequestUs)} us`,

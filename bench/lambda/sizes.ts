@@ -28,6 +28,11 @@ export interface SizeResult {
   initMs: number[];
   /** Of which: the invocation itself (first key lookup, secret read, upstream call), taken -> response complete. */
   firstInvocationMs: number[];
+  /**
+   * CPU time the runtime process used by the end of that first invocation, its writes after the
+   * response included (ms): steadier than wall time on a busy machine, and what the quota divides.
+   */
+  coldCpuMs: number[];
   /** Warm non-streaming requests, taken -> handler done (the billed duration; the upstream answers at once). */
   warmBilledMs: number[];
   /** The same requests as the client saw them through the Function URL front, ms. */
@@ -67,6 +72,7 @@ export async function measureLambdaSizes(config: BenchConfig, bundle: BuiltBundl
     coldMs: [],
     initMs: [],
     firstInvocationMs: [],
+    coldCpuMs: [],
     warmBilledMs: [],
     warmClientMs: [],
     directClientMs: [],
@@ -135,7 +141,9 @@ async function coldSample(deployment: Deployment, group: QuotaGroup | undefined,
     result.initMs.push(invocation.takenAt - record.startAt);
     result.firstInvocationMs.push(invocation.finishedAt - invocation.takenAt);
     await fn.logged(1);
-    return fn.cpuUs();
+    const cpuUs = fn.cpuUs();
+    result.coldCpuMs.push(cpuUs / 1000);
+    return cpuUs;
   } finally {
     await fn.close();
   }

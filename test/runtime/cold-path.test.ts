@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { mintKey } from '../../lambda/auth/issue-key.ts';
 import { startAwsJsonFake, type AwsJsonFake } from '../support/aws-json-fake.ts';
 import { eventually } from '../support/processes.ts';
+import { startTcpCounter, type TcpCounter } from '../support/tcp-counter.ts';
 import { fixture, sendJson, sendSse, sseEvents, startUpstream, type UpstreamStub } from '../support/upstream-stub.ts';
 import { FUNCTION_ROLE_CREDENTIALS, startRealRuntime, type RealRuntime } from './real-runtime.ts';
 
@@ -20,6 +21,8 @@ let runtime: RealRuntime;
 let secrets: AwsJsonFake;
 let upstream: UpstreamStub;
 let key: string;
+/** TCP connections the function opens to each service: keep-alive means one each, however many requests. */
+const counters: Record<'dynamodb' | 'secrets' | 'upstream', TcpCounter | undefined> = { dynamodb: undefined, secrets: undefined, upstream: undefined };
 
 beforeAll(async () => {
   secrets = await startAwsJsonFake({
@@ -29,10 +32,13 @@ beforeAll(async () => {
     handlers: { GetSecretValue: () => ({ output: { SecretString: JSON.stringify({ ant: 'sk-ant-cold' }) } }) },
   });
   upstream = await startUpstream();
+  counters.secrets = await startTcpCounter(secrets.url);
+  counters.upstream = await startTcpCounter(upstream.url);
   runtime = await startRealRuntime({
-    routing: { upstreams: { ant: { type: 'anthropic', baseUrl: upstream.url, apiKeyEnv: 'ANT_KEY' } }, routes: [{ model: '*', upstream: 'ant' }] },
+    routing: { upstreams: { ant: { type: 'anthropic', baseUrl: counters.upstream.url, apiKeyEnv: 'ANT_KEY' } }, routes: [{ model: '*', upstream: 'ant' }] },
     timeoutMs: 10_000,
-    environment: { GATEWAY_UPSTREAM_SECRET: 'gateway/upstreams', AWS_ENDPOINT_URL_SECRETSMANAGER: secrets.url, NODE_OPTIONS: `--import=${REPORTER}` },
+    environment: { GATEWAY_UPSTREAM_SECRET: 'gateway/upstreams', AWS_ENDPOINT_URL_SECRETSMANAGER: counters.secrets.url, NODE_OPTIONS: `--import=${REPORTER}` },
+    dynamoEndpoint: async (endpoint) => (counters.dynamodb = await startTcpCounter(endpoint)).url,
   });
   const minted = mintKey({ name: 'cold' });
   await runtime.putKey(minted.record);
@@ -41,7 +47,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await runtime?.close();
-  await Promise.all([secrets?.close(), upstream?.close()]);
+  await Promise.all([secrets?.close(), upstream?.close(), ...Object.values(counters).map((counter) => counter?.close())]);
 });
 
 const post = (path: string, body: unknown) =>
@@ -70,5 +76,26 @@ test('a cold start and its first requests load neither fetch (undici) nor http2,
   // The report itself is sound: the modules the request path does use are listed.
   expect(loaded).toEqual(expect.arrayContaining(['NativeModule http', 'NativeModule crypto']));
   expect(loaded.filter((name) => AVOIDED.test(name))).toEqual([]);
+  expect(runtime.lambda.starts).toHaveLength(1);
+});
+
+test('later requests open no connection: the first ones to DynamoDB, Secrets Manager and the upstream are reused', async () => {
+  const counts = () => ({ dynamodb: counters.dynamodb?.connections(), secrets: counters.secrets?.connections(), upstream: counters.upstream?.connections() });
+  const logged = () => runtime.lambda.stdout.filter((line) => line.includes('"msg":"request"')).length;
+  // After the cold start's requests (the test above), their writes after the answer included.
+  await eventually(() => expect(logged()).toBe(2));
+  const afterColdStart = counts();
+  // The secret is read once; DynamoDB may have had two calls at once (the usage record and the
+  // lastUsedAt stamp, both after the first answer), so up to two connections.
+  expect(afterColdStart.secrets).toBe(1);
+  expect(afterColdStart.dynamodb).toBeLessThanOrEqual(2);
+  upstream.reply(sendJson(200, fixture('anthropic/text.json')));
+  for (let i = 0; i < 5; i++) {
+    const response = await post('/first/v1/messages', { model: 'claude-x', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] });
+    expect(response.status).toBe(200);
+    await response.text();
+  }
+  await eventually(() => expect(logged()).toBe(7));
+  expect(counts()).toEqual(afterColdStart);
   expect(runtime.lambda.starts).toHaveLength(1);
 });

@@ -19,6 +19,8 @@ export interface RealRuntimeOptions {
   /** The function's memory setting (AWS_LAMBDA_FUNCTION_MEMORY_SIZE) and how its process is started. */
   memoryMb?: number;
   launch?: LambdaEnvironmentOptions['launch'];
+  /** The address the function is given for DynamoDB, from the store's own (e.g. a proxy in front of it). */
+  dynamoEndpoint?: (storeEndpoint: string) => Promise<string>;
 }
 
 export interface RealRuntime {
@@ -67,7 +69,7 @@ export async function startRealRuntime(options: RealRuntimeOptions): Promise<Rea
       AWS_SECRET_ACCESS_KEY: FUNCTION_ROLE_CREDENTIALS.secretAccessKey,
       AWS_SESSION_TOKEN: 'test-session-token',
       AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
-      AWS_ENDPOINT_URL_DYNAMODB: store.endpoint,
+      AWS_ENDPOINT_URL_DYNAMODB: options.dynamoEndpoint ? await options.dynamoEndpoint(store.endpoint) : store.endpoint,
       AWS_EC2_METADATA_DISABLED: 'true',
       ...options.environment,
     },

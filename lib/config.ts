@@ -75,6 +75,8 @@ const TuningSchema = z.strictObject({
   upstreamIdleTimeoutMs: z.optional(z.int().min(1)),
   keepaliveMs: z.optional(z.int().min(1)),
   lastUsedIntervalSeconds: z.optional(z.int().min(0)),
+  /** Off (0) unless `npm run smoke` shows the Function URL holding back small writes; 1 MiB at most. */
+  streamPadBytes: z.optional(z.int().min(0).max(1_048_576)),
   // usageFlushMs stays 0 on Lambda: an invocation must not end with usage unwritten.
 } satisfies Record<Exclude<keyof Settings, 'originSecret' | 'usageFlushMs' | 'metricsNamespace'>, z.ZodType>);
 

@@ -87,6 +87,7 @@ export function relayHooks(state: RequestState, abort: RequestAbort, deps: Gatew
       return isAbandonReason(reason) ? reason : 'client_closed';
     },
     idleTimeoutMs: deps.settings.upstreamIdleTimeoutMs,
+    ...(deps.settings.streamPadBytes > 0 ? { padBytes: deps.settings.streamPadBytes } : {}),
   };
 }
 

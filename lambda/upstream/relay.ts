@@ -30,6 +30,8 @@ export interface RelayHooks {
   onFault?(error: unknown): void;
   /** Send the processor's keepalive after this much silence towards the client. */
   keepaliveMs?: number;
+  /** Pad every write shorter than this with an SSE comment line up to this many bytes (GATEWAY_STREAM_PAD_BYTES). */
+  padBytes?: number;
   /** Fail the stream when the upstream sends nothing for this long (keepalives must not hide a dead upstream). */
   idleTimeoutMs?: number;
 }
@@ -69,7 +71,7 @@ export function relayStream(source: ReadableStream<Uint8Array>, processor: Strea
       hooks.onFirstByte();
     }
     lastClient = Date.now();
-    controller.enqueue(bytes);
+    controller.enqueue(hooks.padBytes !== undefined && bytes.byteLength < hooks.padBytes ? padded(bytes, hooks.padBytes) : bytes);
   };
   const end = (outcome: string, bytes?: Uint8Array) => {
     if (ended) return;
@@ -174,6 +176,20 @@ export function relayStream(source: ReadableStream<Uint8Array>, processor: Strea
     },
     { highWaterMark: 0 },
   );
+}
+
+/**
+ * `bytes` (whole SSE events, each ending with a blank line) followed by one comment line (`:` and
+ * spaces) that brings the write to `size` bytes. SSE readers skip comment lines (WHATWG HTML,
+ * "Parsing an event stream"), so clients see the same events; only the write is bigger.
+ */
+function padded(bytes: Uint8Array, size: number): Uint8Array {
+  const out = new Uint8Array(Math.max(size, bytes.byteLength + 2));
+  out.set(bytes);
+  out.fill(0x20, bytes.byteLength + 1, out.length - 1);
+  out[bytes.byteLength] = 0x3a;
+  out[out.length - 1] = 0x0a;
+  return out;
 }
 
 /** Same-format streams: bytes forwarded unchanged, in whole events, watched by the format's observer. */

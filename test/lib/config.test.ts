@@ -73,6 +73,12 @@ describe('parseGatewayConfig', () => {
     expect(rejection({ routing: ROUTING, tuning: { keyCacheSecs: 5 } })).toMatch(/gateway\.tuning: Unrecognized key.*keyCacheSecs/);
   });
 
+  test('stream padding is off unless set, and at most 1 MiB', () => {
+    expect(parseGatewayConfig({ routing: ROUTING }).tuning.streamPadBytes).toBeUndefined();
+    expect(parseGatewayConfig({ routing: ROUTING, tuning: { streamPadBytes: 16_384 } }).tuning.streamPadBytes).toBe(16_384);
+    expect(rejection({ routing: ROUTING, tuning: { streamPadBytes: 2 * 1024 * 1024 } })).toContain('gateway.tuning.streamPadBytes:');
+  });
+
   test('validates CORS and fills its defaults', () => {
     expect(parseGatewayConfig({ routing: ROUTING, cors: { allowedOrigins: ['https://app.example.com'] } }).cors).toEqual({
       allowedOrigins: ['https://app.example.com'],

@@ -121,7 +121,7 @@ describe('GatewayStack', () => {
   });
 
   test('passes tuning settings in the variables the runtime reads', () => {
-    const tuning = { keyCacheSeconds: 7, maxBodyBytes: 1_000_000, firstByteTimeoutMs: 45_000, deadlineMarginMs: 3_000, lastUsedIntervalSeconds: 60 };
+    const tuning = { keyCacheSeconds: 7, maxBodyBytes: 1_000_000, firstByteTimeoutMs: 45_000, deadlineMarginMs: 3_000, lastUsedIntervalSeconds: 60, streamPadBytes: 16_384 };
     const { template: tuned } = synthGateway({ tuning });
     const variables = onlyResource(tuned, 'AWS::Lambda::Function').properties.Environment.Variables as NodeJS.ProcessEnv;
     expect(settingsFromEnv(variables)).toMatchObject(tuning);

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { mintKey } from '../../lambda/auth/issue-key.ts';
 import { startAwsJsonFake, type AwsJsonFake } from '../support/aws-json-fake.ts';
 import { eventually } from '../support/processes.ts';
-import { startTcpCounter, type TcpCounter } from '../support/tcp-counter.ts';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 import { fixture, sendJson, sendSse, sseEvents, startUpstream, type UpstreamStub } from '../support/upstream-stub.ts';
 import { FUNCTION_ROLE_CREDENTIALS, startRealRuntime, type RealRuntime } from './real-runtime.ts';
 
@@ -22,7 +22,7 @@ let secrets: AwsJsonFake;
 let upstream: UpstreamStub;
 let key: string;
 /** TCP connections the function opens to each service: keep-alive means one each, however many requests. */
-const counters: Record<'dynamodb' | 'secrets' | 'upstream', TcpCounter | undefined> = { dynamodb: undefined, secrets: undefined, upstream: undefined };
+const counters: Record<'dynamodb' | 'secrets' | 'upstream', TcpProxy | undefined> = { dynamodb: undefined, secrets: undefined, upstream: undefined };
 
 beforeAll(async () => {
   secrets = await startAwsJsonFake({
@@ -32,13 +32,13 @@ beforeAll(async () => {
     handlers: { GetSecretValue: () => ({ output: { SecretString: JSON.stringify({ ant: 'sk-ant-cold' }) } }) },
   });
   upstream = await startUpstream();
-  counters.secrets = await startTcpCounter(secrets.url);
-  counters.upstream = await startTcpCounter(upstream.url);
+  counters.secrets = await startTcpProxy(secrets.url);
+  counters.upstream = await startTcpProxy(upstream.url);
   runtime = await startRealRuntime({
     routing: { upstreams: { ant: { type: 'anthropic', baseUrl: counters.upstream.url, apiKeyEnv: 'ANT_KEY' } }, routes: [{ model: '*', upstream: 'ant' }] },
     timeoutMs: 10_000,
     environment: { GATEWAY_UPSTREAM_SECRET: 'gateway/upstreams', AWS_ENDPOINT_URL_SECRETSMANAGER: counters.secrets.url, NODE_OPTIONS: `--import=${REPORTER}` },
-    dynamoEndpoint: async (endpoint) => (counters.dynamodb = await startTcpCounter(endpoint)).url,
+    dynamoEndpoint: async (endpoint) => (counters.dynamodb = await startTcpProxy(endpoint)).url,
   });
   const minted = mintKey({ name: 'cold' });
   await runtime.putKey(minted.record);

@@ -52,7 +52,7 @@ const FULL: Base = {
   memory: { streams: 1_000, burst: 100, gapMs: 500, settleMs: 500, holdMs: 2_000, sampleEveryMs: 250, openTimeoutMs: 20_000 },
   coldImports: 11,
   profileMs: 4_000,
-  lambda: { sizes: LAMBDA_SIZES_MB, importSamples: 7, coldSamples: 9, warmupRequests: 300, warmRequests: 200, streams: { count: 20, small: 16, large: 256 } },
+  lambda: { sizes: LAMBDA_SIZES_MB, importSamples: 7, coldSamples: 9, warmupRequests: 300, warmRequests: 200, streams: { count: 10, small: 16, large: 1_024 } },
 };
 
 const SMOKE: Base = {

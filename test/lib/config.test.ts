@@ -24,7 +24,7 @@ describe('parseGatewayConfig', () => {
       stackName: 'AgentGateway',
       routing: ROUTING,
       timeoutSeconds: 900,
-      memoryMb: 1024,
+      memoryMb: 512,
       reservedConcurrency: undefined,
       logRetentionDays: 90,
       cors: undefined,

@@ -21,7 +21,7 @@ describe('GatewayStack', () => {
       Architectures: ['arm64'],
       Handler: 'index.handler',
       Timeout: 900,
-      MemorySize: 1024,
+      MemorySize: 512,
       LoggingConfig: { LogFormat: 'JSON', LogGroup: { Ref: onlyResource(template, 'AWS::Logs::LogGroup').logicalId } },
     });
     expect(fn.properties.ReservedConcurrentExecutions).toBeUndefined();
@@ -103,8 +103,8 @@ describe('GatewayStack', () => {
   });
 
   test('makes timeout, memory, reserved concurrency and log retention configurable', () => {
-    const { template: tuned } = synthGateway({ timeoutSeconds: 300, memoryMb: 512, reservedConcurrency: 20, logRetentionDays: 365 });
-    tuned.hasResourceProperties('AWS::Lambda::Function', { Timeout: 300, MemorySize: 512, ReservedConcurrentExecutions: 20 });
+    const { template: tuned } = synthGateway({ timeoutSeconds: 300, memoryMb: 1024, reservedConcurrency: 20, logRetentionDays: 365 });
+    tuned.hasResourceProperties('AWS::Lambda::Function', { Timeout: 300, MemorySize: 1024, ReservedConcurrentExecutions: 20 });
     tuned.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 365 });
   });
 

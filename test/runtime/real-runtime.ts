@@ -82,6 +82,11 @@ export async function startRealRuntime(options: RealRuntimeOptions): Promise<Rea
     putKey: (record) => keys.put(record),
     async close() {
       await front.close();
+      // The handler's work after the last answer (usage record, lastUsedAt) writes to the store:
+      // let it finish before the store goes, or dynalite throws on its closed database.
+      for (const until = Date.now() + 5_000; !lambda.api.idle() && lambda.starts.at(-1)?.exit === undefined && Date.now() < until; ) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
       await lambda.close();
       await store.close();
       if (options.taskRoot === undefined) rmSync(taskRoot, { recursive: true, force: true });

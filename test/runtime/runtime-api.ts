@@ -81,6 +81,8 @@ export interface RuntimeApi {
   initErrors: { errorType: string; body: string }[];
   /** How each finished invocation ended, in order: a clean response, the runtime's error, or the platform's. */
   outcomes: Outcome[];
+  /** True when every invocation handed out is over, its handler included (the runtime asked for the next). */
+  idle(): boolean;
   close(): Promise<void>;
 }
 
@@ -233,6 +235,7 @@ export async function startRuntimeApi(options: { functionName: string }): Promis
       return pending;
     },
     current: () => active,
+    idle: () => queue.length === 0 && active === undefined && (lastDelivered === undefined || lastDelivered.releasedAt !== undefined),
     queued: () => queue.length,
     delivered: () => delivered,
     abort: (errorType, message) => fail(active, errorType, message),

@@ -1,9 +1,10 @@
 import { parseArgs } from 'node:util';
 
 /**
- * How long and how hard each phase runs. The full run takes about 4 minutes on 2 cores; the
- * smoke run (`--smoke`) goes through every phase with tiny counts in a few seconds, so CI
- * notices when a measurement path breaks (its figures mean nothing).
+ * How long and how hard each phase runs. The full run takes about 6.5 minutes on 2 cores (2 of
+ * them the Lambda memory sizes); the smoke run (`--smoke`) goes through every phase with tiny
+ * counts in about 25 seconds, so CI notices when a measurement path breaks (its figures mean
+ * nothing).
  */
 export interface BenchConfig {
   smoke: boolean;
@@ -76,7 +77,7 @@ const USAGE = `npm run bench [-- options]
                  (--profile --reps 0: profiles only)
   --out DIR      where results go (default bench-results)
   --lambda-only  only the Lambda memory sizes: cold start, warm cost and price per size
-                 under a CPU quota, the bundle under the real runtime client (about 4 min)
+                 under a CPU quota, the bundle under the real runtime client (about 2 min)
   --no-lambda    everything but the Lambda memory sizes`;
 
 export function parseConfig(argv: string[]): BenchConfig {

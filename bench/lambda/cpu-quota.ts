@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -102,7 +102,8 @@ export function openCpuQuota(): CpuQuota | { unavailable: string } {
   if (controllers.length === 0) return { unavailable: 'no cgroup hierarchy with the cpu controller is mounted (looked for cgroup2 with "cpu" in cgroup.controllers, and cgroup v1 "cpu")' };
   const failures: string[] = [];
   for (const controller of controllers) {
-    const parent = join(controller.root, `agent-gateway-bench-${process.pid}`);
+    removeLeftovers(controller.root);
+    const parent = join(controller.root, `${PREFIX}${process.pid}`);
     try {
       mkdirSync(parent, { recursive: true });
       controller.prepare(parent);
@@ -117,6 +118,29 @@ export function openCpuQuota(): CpuQuota | { unavailable: string } {
     }
   }
   return { unavailable: `no cgroup is writable by this user (${failures.join('; ')})` };
+}
+
+const PREFIX = 'agent-gateway-bench-';
+
+/** Groups of earlier runs that died before closing theirs (their process is gone, so are their members). */
+function removeLeftovers(root: string): void {
+  let names: string[] = [];
+  try {
+    names = readdirSync(root).filter((name) => name.startsWith(PREFIX));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(name.slice(PREFIX.length));
+    if (!Number.isInteger(pid) || pid === process.pid || existsSync(`/proc/${pid}`)) continue;
+    const dir = join(root, name);
+    try {
+      for (const child of readdirSync(dir, { withFileTypes: true })) if (child.isDirectory()) rmdirSync(join(dir, child.name));
+      rmdirSync(dir);
+    } catch {
+      // still in use, or not ours to remove: left alone
+    }
+  }
 }
 
 function quotaIn(controller: Controller, parent: string): CpuQuota {

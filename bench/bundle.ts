@@ -74,20 +74,28 @@ export interface ColdImport {
   bareNodeMs: number[];
 }
 
-/** Imports the bundle in `count` fresh processes, one at a time, plus as many bare Node runs. */
-export async function measureColdImport(bundlePath: string, count: number): Promise<ColdImport> {
+export type Launch = (command: string, args: string[]) => { command: string; args: string[] };
+
+/**
+ * Imports the bundle in `count` fresh processes, one at a time, plus as many bare Node runs;
+ * `launch` may wrap both commands (a CPU quota, bench/lambda/cpu-quota.ts).
+ */
+export async function measureColdImport(bundlePath: string, count: number, launch?: Launch): Promise<ColdImport> {
   const result: ColdImport = { importMs: [], processMs: [], bareNodeMs: [] };
   const env = { ...process.env, ...IMPORT_ENV };
   const script = IMPORT_SCRIPT(new URL(`file://${bundlePath}`).href);
+  const node = (args: string[]) => launch?.(process.execPath, args) ?? { command: process.execPath, args };
   for (let i = 0; i < count; i++) {
     let started = performance.now();
-    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { env, timeout: 30_000 });
+    const importing = node(['--input-type=module', '-e', script]);
+    const { stdout } = await run(importing.command, importing.args, { env, timeout: 60_000 });
     result.processMs.push(performance.now() - started);
     const importMs = Number(stdout);
     if (!Number.isFinite(importMs)) throw new Error(`cold import printed "${stdout}"`);
     result.importMs.push(importMs);
     started = performance.now();
-    await run(process.execPath, ['-e', ''], { timeout: 30_000 });
+    const bare = node(['-e', '']);
+    await run(bare.command, bare.args, { timeout: 60_000 });
     result.bareNodeMs.push(performance.now() - started);
   }
   return result;

@@ -1,9 +1,10 @@
 import { parseArgs } from 'node:util';
 
 /**
- * How long and how hard each phase runs. The full run takes about 4 minutes on 2 cores; the
- * smoke run (`--smoke`) goes through every phase with tiny counts in a few seconds, so CI
- * notices when a measurement path breaks (its figures mean nothing).
+ * How long and how hard each phase runs. The full run takes about 6.5 minutes on 2 cores (2 of
+ * them the Lambda memory sizes); the smoke run (`--smoke`) goes through every phase with tiny
+ * counts in about 25 seconds, so CI notices when a measurement path breaks (its figures mean
+ * nothing).
  */
 export interface BenchConfig {
   smoke: boolean;
@@ -22,9 +23,27 @@ export interface BenchConfig {
   memory: { streams: number; burst: number; gapMs: number; settleMs: number; holdMs: number; sampleEveryMs: number; openTimeoutMs: number };
   coldImports: number;
   profileMs: number;
+  /** Lambda memory sizes under a CPU quota (bench/lambda/): which parts run, and how much of each. */
+  lambda: {
+    /** False with --no-lambda. */
+    enabled: boolean;
+    sizes: number[];
+    importSamples: number;
+    coldSamples: number;
+    /** Warm requests before the measured ones: a warm instance has served many, and its JIT has seen them. */
+    warmupRequests: number;
+    warmRequests: number;
+    /** Marginal CPU per event: `count` streams of `small` and of `large` instant deltas. */
+    streams: { count: number; small: number; large: number };
+  };
 }
 
-const FULL: Omit<BenchConfig, 'smoke' | 'profile' | 'outDir'> = {
+type Base = Omit<BenchConfig, 'smoke' | 'profile' | 'outDir' | 'lambda'> & { lambda: Omit<BenchConfig['lambda'], 'enabled'> };
+
+/** Lambda's memory sizes the report covers: the smallest, its doublings, the default, one vCPU. */
+export const LAMBDA_SIZES_MB = [128, 256, 512, 1024, 1769];
+
+const FULL: Base = {
   reps: 3,
   throughput: { concurrency: 32, warmupMs: 700, measureMs: 2_500 },
   latency: { warmupMs: 300, measureMs: 1_500 },
@@ -34,9 +53,10 @@ const FULL: Omit<BenchConfig, 'smoke' | 'profile' | 'outDir'> = {
   memory: { streams: 1_000, burst: 100, gapMs: 500, settleMs: 500, holdMs: 2_000, sampleEveryMs: 250, openTimeoutMs: 20_000 },
   coldImports: 11,
   profileMs: 4_000,
+  lambda: { sizes: LAMBDA_SIZES_MB, importSamples: 7, coldSamples: 9, warmupRequests: 300, warmRequests: 200, streams: { count: 10, small: 16, large: 1_024 } },
 };
 
-const SMOKE: Omit<BenchConfig, 'smoke' | 'profile' | 'outDir'> = {
+const SMOKE: Base = {
   reps: 1,
   throughput: { concurrency: 4, warmupMs: 100, measureMs: 300 },
   latency: { warmupMs: 50, measureMs: 200 },
@@ -46,6 +66,8 @@ const SMOKE: Omit<BenchConfig, 'smoke' | 'profile' | 'outDir'> = {
   memory: { streams: 20, burst: 10, gapMs: 100, settleMs: 100, holdMs: 300, sampleEveryMs: 100, openTimeoutMs: 5_000 },
   coldImports: 2,
   profileMs: 300,
+  // The smallest and the largest size: both ends of the quota path, in seconds.
+  lambda: { sizes: [1769, 128], importSamples: 1, coldSamples: 1, warmupRequests: 2, warmRequests: 5, streams: { count: 2, small: 4, large: 32 } },
 };
 
 const USAGE = `npm run bench [-- options]
@@ -53,7 +75,10 @@ const USAGE = `npm run bench [-- options]
   --reps N       repetitions (default 3; figures are medians, spread is min-max)
   --profile      also CPU-profile the gateway under load and summarize self time
                  (--profile --reps 0: profiles only)
-  --out DIR      where results go (default bench-results)`;
+  --out DIR      where results go (default bench-results)
+  --lambda-only  only the Lambda memory sizes: cold start, warm cost and price per size
+                 under a CPU quota, the bundle under the real runtime client (about 2 min)
+  --no-lambda    everything but the Lambda memory sizes`;
 
 export function parseConfig(argv: string[]): BenchConfig {
   const { values } = parseArgs({
@@ -64,6 +89,8 @@ export function parseConfig(argv: string[]): BenchConfig {
       profile: { type: 'boolean', default: false },
       out: { type: 'string', default: 'bench-results' },
       help: { type: 'boolean', default: false },
+      'lambda-only': { type: 'boolean', default: false },
+      'no-lambda': { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -72,10 +99,13 @@ export function parseConfig(argv: string[]): BenchConfig {
     process.exit(0);
   }
   const base = values.smoke ? SMOKE : FULL;
-  const reps = values.reps === undefined ? base.reps : Number(values.reps);
+  if (values['lambda-only'] && values['no-lambda']) throw new Error('--lambda-only and --no-lambda exclude each other');
+  const lambdaOnly = values['lambda-only'];
+  const reps = lambdaOnly ? 0 : values.reps === undefined ? base.reps : Number(values.reps);
   // --reps 0 --profile: profiles only, for a quick look at what dominates.
-  const least = values.profile ? 0 : 1;
+  const least = values.profile || lambdaOnly ? 0 : 1;
   if (!Number.isInteger(reps) || reps < least || reps > 20) throw new Error(`--reps must be an integer from ${least} to 20, got "${values.reps}"`);
   // The smoke run profiles too: the profile path must not rot either.
-  return { ...base, reps, smoke: values.smoke, profile: values.profile || values.smoke, outDir: values.out };
+  const lambda = { ...base.lambda, enabled: !values['no-lambda'] };
+  return { ...base, reps, lambda, smoke: values.smoke, profile: !lambdaOnly && (values.profile || values.smoke), outDir: values.out };
 }

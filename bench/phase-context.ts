@@ -43,7 +43,7 @@ export function noteErrors(ctx: PhaseContext, what: string, run: CheckedRun): vo
 }
 
 /** Busy CPU time of the whole machine so far (all cores, µs), or NaN where /proc is missing. */
-function machineBusyUs(): number {
+export function machineBusyUs(): number {
   try {
     const fields = (/^cpu\s+(.+)$/m.exec(readFileSync('/proc/stat', 'utf8'))?.[1] ?? '').split(/\s+/).map(Number);
     // user nice system idle iowait irq softirq steal (guest time is already in user).

@@ -6,6 +6,7 @@ import { summarize, type Summary } from './stats.ts';
 import { CONTEXT_ROWS, formatTarget, formatValue, ROWS, verdict, type Row } from './targets.ts';
 import { PATHS } from './workloads.ts';
 import type { ProfileSummary } from './profile-summary.ts';
+import type { LambdaResults } from './lambda/sizes.ts';
 
 /** Above this share of a core used by other processes in a window, the run is flagged as noisy. */
 const NOISY_SHARE = 0.15;
@@ -20,6 +21,8 @@ export interface RunResults {
   /** Figures measured once per run, as lists of samples (bundle size, cold imports). */
   once: Record<string, number[]>;
   profiles: ProfileSummary[];
+  /** Cold start and cost per Lambda memory size (bench/lambda/), unless --no-lambda. */
+  lambda?: LambdaResults;
   errors: string[];
 }
 

@@ -1,7 +1,10 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { buildBundle, measureColdImport, removeBundle, type BuiltBundle } from './bundle.ts';
 import { parseConfig, type BenchConfig } from './config.ts';
 import type { PhaseContext } from './phase-context.ts';
+import { formatLambdaReport } from './lambda/report.ts';
+import { measureLambdaSizes } from './lambda/sizes.ts';
 import { floorPhase, gatewayCpuPerRequest, latencyPhase, probePath, throughputPhase, ttfbPhase } from './phases-requests.ts';
 import { burstEventsPhase, memoryPhase, pacedEventsPhase } from './phases-streams.ts';
 import { startChild, type BenchChild } from './processes.ts';
@@ -118,6 +121,13 @@ async function measure(bundle: BuiltBundle): Promise<void> {
 
   for (let rep = 0; rep < config.reps; rep++) results.reps.push(await repetition(rep, bundle, config));
   if (config.profile) await profileRun(bundle);
+  if (config.lambda.enabled) {
+    try {
+      results.lambda = await measureLambdaSizes(config, bundle, log);
+    } catch (error) {
+      results.errors.push(`Lambda sizes: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    }
+  }
 }
 
 try {
@@ -128,6 +138,11 @@ try {
 results.durationS = (Date.now() - startedAt.getTime()) / 1000;
 const file = writeReport(results);
 for (const profile of results.profiles) console.log(`\n${formatProfile(profile)}`);
+if (results.lambda) {
+  const report = formatLambdaReport(results.lambda, config.smoke);
+  console.log(`\n${report}`);
+  writeFileSync(join(config.outDir, config.smoke ? 'lambda-sizes-smoke.md' : 'lambda-sizes.md'), `${report}\n`);
+}
 console.log(`\nWrote ${file} (${results.durationS.toFixed(0)} s).`);
 if (results.errors.length > 0) {
   console.error(`\nA measurement path broke (${results.errors.length}):\n${results.errors.map((error) => `  - ${error}`).join('\n')}`);

@@ -42,6 +42,7 @@ export function createGateway(deps: GatewayDeps) {
       if (!state) return;
       state.respondedAt = Date.now();
       for (const release of state.release) release();
+      for (const start of state.afterResponse) state.pending.push(start());
       if (deps.usage && isMetered(state)) {
         const { usage, estimated } = chargeableUsage(state);
         if (estimated) state.usageEstimated = true;
@@ -83,8 +84,11 @@ export function createGateway(deps: GatewayDeps) {
       } catch (error) {
         return toGatewayError(error);
       } finally {
-        // The key check may have started a `lastUsedAt` stamp: nothing outlives the call.
-        await Promise.allSettled(request.context.gateway?.pending ?? []);
+        // The key check may have asked for a `lastUsedAt` stamp: it is written now, and nothing outlives the call.
+        const state = request.context.gateway;
+        for (const release of state?.release ?? []) release();
+        for (const start of state?.afterResponse ?? []) state?.pending.push(start());
+        await Promise.allSettled(state?.pending ?? []);
       }
     },
   });

@@ -88,6 +88,8 @@ export interface RequestState extends TryState {
   cause?: string;
   /** Work that must finish before the invocation ends (Lambda freezes whatever is left). */
   pending: Promise<unknown>[];
+  /** Work that can wait for the response: started once it has ended, then awaited with `pending`. */
+  afterResponse: (() => Promise<unknown>)[];
   /** Cleanups to run once the response has ended (timers held for the stream's lifetime). */
   release: (() => void)[];
 }

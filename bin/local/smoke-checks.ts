@@ -1,8 +1,10 @@
+import { DEFAULT_PACED_MODEL, judgeDelivery, PACED_GAP_HEADER, readDelivery } from './smoke-delivery.ts';
+
 /**
  * End-to-end checks of a running gateway (deployed or local) through its public HTTP surface,
- * with plain fetch: both wire formats, buffered and streamed, plus the model list and the
- * refusal of an unauthenticated request. Each check reports instead of throwing, so one run
- * shows everything that is wrong.
+ * with plain fetch: both wire formats, buffered and streamed, the model list, the refusal of an
+ * unauthenticated request, and whether streams arrive as they are written (smoke-delivery.ts).
+ * Each check reports instead of throwing, so one run shows everything that is wrong.
  */
 
 /** Where and how to check. */
@@ -13,6 +15,8 @@ export interface SmokeOptions {
   key: string;
   messagesModel: string;
   responsesModel: string;
+  /** A model routed to a paced simulator (default DEFAULT_PACED_MODEL); its stream measures delivery. */
+  pacedModel?: string;
   /** Per request: covers cold starts and a slow first token. */
   timeoutMs?: number;
   fetch?: typeof fetch;
@@ -22,6 +26,8 @@ export interface SmokeOptions {
 export interface CheckResult {
   name: string;
   passed: boolean;
+  /** Not run: what it needs is missing (the detail says what); not a failure. */
+  skipped?: boolean;
   /** What was seen: the evidence of a pass, or what was wrong. */
   detail: string;
   durationMs: number;
@@ -37,6 +43,9 @@ const ANTHROPIC_VERSION = '2023-06-01';
 /** A failed expectation; its message becomes the check's detail. */
 class CheckFailure extends Error {}
 
+/** A check that cannot run against this gateway; its message says what it needs. */
+class CheckSkipped extends Error {}
+
 interface Check {
   name: string;
   run(): Promise<string>;
@@ -49,20 +58,23 @@ export async function runSmokeChecks(options: SmokeOptions): Promise<CheckResult
   for (const check of smokeChecks(options)) {
     const started = performance.now();
     let passed = true;
+    let skipped = false;
     let detail: string;
     try {
       detail = await check.run();
     } catch (error) {
-      passed = false;
-      detail = error instanceof CheckFailure ? error.message : `request failed: ${explain(error)}`;
+      skipped = error instanceof CheckSkipped;
+      passed = skipped;
+      detail = error instanceof CheckFailure || skipped ? (error as Error).message : `request failed: ${explain(error)}`;
     }
-    results.push({ name: check.name, passed, detail, durationMs: Math.round(performance.now() - started) });
+    results.push({ name: check.name, passed, ...(skipped ? { skipped } : {}), detail, durationMs: Math.round(performance.now() - started) });
   }
   return results;
 }
 
 function smokeChecks(options: SmokeOptions): Check[] {
   const base = options.url.replace(/\/+$/, '');
+  const pacedModel = options.pacedModel ?? DEFAULT_PACED_MODEL;
   const doFetch = options.fetch ?? fetch;
   const timeoutMs = options.timeoutMs ?? 120_000;
   const request = (path: string, init: { method?: string; headers?: Record<string, string>; body?: unknown }) =>
@@ -126,6 +138,30 @@ function smokeChecks(options: SmokeOptions): Check[] {
     {
       name: `POST /second/v1/responses, stream (${options.responsesModel})`,
       run: () => streamReport(() => request('/second/v1/responses', { headers: responsesHeaders, body: responsesBody(true) }), 'response.completed'),
+    },
+    {
+      name: `streaming delivery (${pacedModel}: the simulator paced)`,
+      async run() {
+        // Short words: the simulator answers word by word, quoting up to 120 characters.
+        const body = { model: pacedModel, max_tokens: 256, stream: true, messages: [{ role: 'user', content: 'one two three four five six seven eight nine ten a b c d e f g h i j k l m n o p q r s t u v w x y z' }] };
+        const started = performance.now();
+        const response = await request('/first/v1/messages', { headers: messagesHeaders, body });
+        const headersMs = performance.now() - started;
+        if (response.status === 404 || response.status === 400) {
+          throw new CheckSkipped(`skipped: the gateway does not route ${pacedModel} (${response.status}: ${excerpt(await response.text())}); route it to a paced simulator to measure delivery (README, "Streaming delivery")`);
+        }
+        if (response.status !== 200) throw new CheckFailure(`expected status 200, got ${response.status}: ${excerpt(await response.text())}`);
+        const gapMs = Number(response.headers.get(PACED_GAP_HEADER));
+        if (!(gapMs > 0) || response.body === null) {
+          await response.body?.cancel();
+          throw new CheckSkipped(`skipped: ${pacedModel} is not answered by a paced simulator (no ${PACED_GAP_HEADER}); give its simulator a "delayMs"`);
+        }
+        const read = await readDelivery(response.body, started);
+        ensure(read.text.includes('event: message_stop'), `the paced stream did not end with message_stop: ${excerpt(read.text.slice(-300))}`);
+        const verdict = judgeDelivery({ gapMs, headersMs, eventsMs: read.eventsMs, paddingBytes: read.paddingBytes });
+        ensure(verdict.asWritten, verdict.summary);
+        return verdict.summary;
+      },
     },
   ];
 }

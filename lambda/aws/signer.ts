@@ -1,5 +1,4 @@
-import { Sha256 } from '@smithy/core/checksum';
-import { SignatureV4 } from '@smithy/signature-v4';
+import { createHash, createHmac } from 'node:crypto';
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
 import { awsCredentials } from './credentials.ts';
 
@@ -16,37 +15,107 @@ export interface RequestToSign {
   body: string;
 }
 
-const signers = new Map<string, SignatureV4>();
-
-/** One signer per service and region, over the instance's credential chain. */
-function defaultSigner(target: AwsSigning): SignatureV4 {
-  const key = `${target.service}\u0000${target.region}`;
-  let signer = signers.get(key);
-  if (!signer) {
-    signer = new SignatureV4({ service: target.service, region: target.region, sha256: Sha256, credentials: awsCredentials() });
-    signers.set(key, signer);
-  }
-  return signer;
-}
+/**
+ * Headers never signed, as the AWS SDK leaves them out (@smithy/signature-v4's
+ * ALWAYS_UNSIGNABLE_HEADERS and its proxy-/sec- patterns): hops and proxies may change them.
+ */
+const UNSIGNABLE = new Set(['authorization', 'cache-control', 'connection', 'expect', 'from', 'keep-alive', 'max-forwards', 'pragma', 'referer', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'user-agent', 'x-amzn-trace-id']);
+/** Headers the signature itself sets: a caller's copy is dropped. */
+const GENERATED = new Set(['authorization', 'x-amz-date', 'date']);
 
 /**
  * AWS SigV4 over the final request (made last: any header or body change after it would break
- * it). The canonical path is the URL's path encoded once more, as every service but S3 expects,
- * which is also what the AWS SDK does for a model id sent as one encoded segment.
+ * it), written on node:crypto: the SDK's signer (@smithy/signature-v4 with its hashing and
+ * encoding helpers) is 18 kB of bundle and about 3 ms of CPU for its first signature, both paid by
+ * every cold start (docs/performance.md). The output is the SDK signer's, header for header
+ * (test/lambda/aws/signer.test.ts compares them): the date, the session token, the payload hash
+ * (`x-amz-content-sha256`) and the authorization header, over every header but the unsignable
+ * ones. The canonical path is the URL's path with `.`/`..`/empty segments resolved and encoded once
+ * more, as every service but S3 expects (a model id sent as one encoded segment stays one).
  * https://docs.aws.amazon.com/IAM/latest/UserGuide/create-signed-request.html
  */
-export async function signAwsRequest(target: AwsSigning, request: RequestToSign, credentials?: AwsCredentialIdentityProvider | AwsCredentialIdentity): Promise<Record<string, string>> {
-  const signer = credentials === undefined ? defaultSigner(target) : new SignatureV4({ service: target.service, region: target.region, sha256: Sha256, credentials });
+export async function signAwsRequest(target: AwsSigning, request: RequestToSign, credentials?: AwsCredentialIdentityProvider | AwsCredentialIdentity, now = new Date()): Promise<Record<string, string>> {
+  const identity = credentials === undefined ? await awsCredentials()() : typeof credentials === 'function' ? await credentials() : credentials;
+  if (typeof identity?.accessKeyId !== 'string' || typeof identity.secretAccessKey !== 'string') throw new Error('Resolved credential object is not valid');
   const url = new URL(request.url);
-  const signed = await signer.sign({
-    method: request.method,
-    protocol: url.protocol,
-    hostname: url.hostname,
-    ...(url.port ? { port: Number(url.port) } : {}),
-    path: url.pathname,
-    query: Object.fromEntries(url.searchParams),
-    headers: { ...request.headers, host: url.host },
-    body: request.body,
-  });
-  return signed.headers as Record<string, string>;
+  const longDate = now.toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/[-:]/g, '');
+  const shortDate = longDate.slice(0, 8);
+  const scope = `${shortDate}/${target.region}/${target.service}/aws4_request`;
+
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) if (!GENERATED.has(name.toLowerCase())) headers[name] = value;
+  headers.host = url.host;
+  headers['x-amz-date'] = longDate;
+  if (identity.sessionToken) headers['x-amz-security-token'] = identity.sessionToken;
+  const payloadHash = findHeader(headers, 'x-amz-content-sha256') ?? sha256Hex(request.body);
+  if (findHeader(headers, 'x-amz-content-sha256') === undefined) headers['x-amz-content-sha256'] = payloadHash;
+
+  const canonical = new Map<string, string>();
+  for (const name of Object.keys(headers).sort()) {
+    const lower = name.toLowerCase();
+    if (UNSIGNABLE.has(lower) || lower.startsWith('proxy-') || lower.startsWith('sec-')) continue;
+    canonical.set(lower, (headers[name] as string).replace(/[\r\n]/g, ' ').replace(/[ \t]+/g, ' ').replace(/^ | $/g, ''));
+  }
+  const names = [...canonical.keys()].sort();
+  const canonicalRequest = [
+    request.method,
+    canonicalPath(url.pathname),
+    canonicalQuery(url.searchParams),
+    names.map((name) => `${name}:${canonical.get(name)}`).join('\n'),
+    '',
+    names.join(';'),
+    payloadHash,
+  ].join('\n');
+  const stringToSign = `AWS4-HMAC-SHA256\n${longDate}\n${scope}\n${sha256Hex(canonicalRequest)}`;
+  const signature = createHmac('sha256', signingKey(identity.secretAccessKey, shortDate, target)).update(stringToSign).digest('hex');
+  headers.authorization = `AWS4-HMAC-SHA256 Credential=${identity.accessKeyId}/${scope}, SignedHeaders=${names.join(';')}, Signature=${signature}`;
+  return headers;
+}
+
+function sha256Hex(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+function findHeader(headers: Record<string, string>, lowerName: string): string | undefined {
+  for (const [name, value] of Object.entries(headers)) if (name.toLowerCase() === lowerName) return value;
+  return undefined;
+}
+
+/** Derived keys per secret, date, region and service (the SDK keeps such a cache too): one derivation a day. */
+const keys = new Map<string, Buffer>();
+
+function signingKey(secret: string, shortDate: string, target: AwsSigning): Buffer {
+  const id = `${shortDate}\n${target.region}\n${target.service}\n${secret}`;
+  let key = keys.get(id);
+  if (key === undefined) {
+    const hmac = (with_: Buffer | string, data: string) => createHmac('sha256', with_).update(data).digest();
+    key = hmac(hmac(hmac(hmac(`AWS4${secret}`, shortDate), target.region), target.service), 'aws4_request');
+    if (keys.size >= 50) keys.clear();
+    keys.set(id, key);
+  }
+  return key;
+}
+
+/** RFC 3986 encoding, as the SDK's escapeUri: encodeURIComponent plus `!'()*`. */
+function escapeUri(text: string): string {
+  return encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+function canonicalPath(path: string): string {
+  const segments: string[] = [];
+  for (const segment of path.split('/')) {
+    if (segment === '' || segment === '.') continue;
+    if (segment === '..') segments.pop();
+    else segments.push(segment);
+  }
+  const normalized = `${path.startsWith('/') ? '/' : ''}${segments.join('/')}${segments.length > 0 && path.endsWith('/') ? '/' : ''}`;
+  return escapeUri(normalized).replace(/%2F/g, '/');
+}
+
+/** The query sorted by encoded name (repeated names by encoded pair), as the SDK builds it from `Object.fromEntries`. */
+function canonicalQuery(params: URLSearchParams): string {
+  const byName = new Map<string, string>();
+  // The SDK signs what `Object.fromEntries(url.searchParams)` gave it: the last value of a repeated name.
+  for (const [name, value] of params) if (name.toLowerCase() !== 'x-amz-signature') byName.set(escapeUri(name), `${escapeUri(name)}=${escapeUri(value)}`);
+  return [...byName.keys()].sort().map((name) => byName.get(name)).join('&');
 }

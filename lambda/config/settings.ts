@@ -26,6 +26,12 @@ export interface Settings {
   usageFlushMs: number;
   /** When set (on Lambda), the request log line is also a CloudWatch Embedded Metric Format record in this namespace. */
   metricsNamespace: string | undefined;
+  /**
+   * 0 (off): stream writes go out as they are. Above 0: every stream write shorter than this is
+   * padded to this many bytes with an SSE comment line, for a path that holds back small writes
+   * (reported of Lambda Function URLs; `npm run smoke` measures whether yours does).
+   */
+  streamPadBytes: number;
 }
 
 export const DEFAULT_SETTINGS: Settings = {
@@ -39,6 +45,7 @@ export const DEFAULT_SETTINGS: Settings = {
   originSecret: undefined,
   usageFlushMs: 0,
   metricsNamespace: undefined,
+  streamPadBytes: 0,
 };
 
 export function settingsFromEnv(env: NodeJS.ProcessEnv): Settings {
@@ -53,6 +60,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv): Settings {
     originSecret: env.GATEWAY_ORIGIN_SECRET || undefined,
     usageFlushMs: number(env, 'GATEWAY_USAGE_FLUSH_MS', DEFAULT_SETTINGS.usageFlushMs),
     metricsNamespace: env.GATEWAY_METRICS_NAMESPACE || undefined,
+    streamPadBytes: number(env, 'GATEWAY_STREAM_PAD_BYTES', DEFAULT_SETTINGS.streamPadBytes),
   };
 }
 

@@ -74,6 +74,7 @@ export function relayHooks(state: RequestState, abort: RequestAbort, deps: Gatew
   return {
     onFirstByte: () => (state.firstByteAt ??= Date.now()),
     abortUpstream: (reason) => abort.abort(reason),
+    onFault: (error) => (state.cause = error instanceof Error ? error.message : String(error)),
     describeFailure: () => {
       const reason: unknown = abort.signal.reason;
       if (isAbandonReason(reason)) return abandonedFailure(reason);
@@ -86,6 +87,7 @@ export function relayHooks(state: RequestState, abort: RequestAbort, deps: Gatew
       return isAbandonReason(reason) ? reason : 'client_closed';
     },
     idleTimeoutMs: deps.settings.upstreamIdleTimeoutMs,
+    ...(deps.settings.streamPadBytes > 0 ? { padBytes: deps.settings.streamPadBytes } : {}),
   };
 }
 

@@ -8,6 +8,8 @@ import type { GatewayMiddleware } from './types.ts';
 
 /** Routes that need no key: the connection warm-up probe and the WebSocket refusal. */
 const OPEN_ROUTES = new Set(['probe', 'responses_websocket']);
+/** Routes that go on to an upstream (and so to its credentials); the model lists do not. */
+const UPSTREAM_ROUTES = new Set(['messages', 'count_tokens', 'responses', 'responses_input_tokens', 'responses_compact']);
 
 /**
  * Resolves the caller's issued key. Missing, malformed, unknown, expired and revoked keys all get
@@ -24,6 +26,10 @@ export function authenticate(deps: GatewayDeps, cache: KeyCache): GatewayMiddlew
       const key = presentedKey(request.event.headers);
       if (key === undefined) throw invalidKey();
       const hash = hashApiKey(key);
+      // The upstream credentials (a Secrets Manager read when not cached) are fetched while the key
+      // is looked up, not after: on a cold start the two reads overlap. Only for a key of our
+      // format on a route that reaches an upstream, so scanners and model lists read nothing.
+      if (UPSTREAM_ROUTES.has(state.route?.name ?? '')) deps.credentials.prefetch();
       let record: KeyRecord | undefined;
       try {
         record = await cache.get(hash, load);
@@ -33,11 +39,12 @@ export function authenticate(deps: GatewayDeps, cache: KeyCache): GatewayMiddlew
       if (!record || record.revoked || (record.expiresAt !== undefined && record.expiresAt * 1000 <= Date.now())) throw invalidKey();
       state.key = record;
       // Bounded-rate usage stamp: once per interval per instance, and the table's condition
-      // keeps it to once per interval across instances.
+      // keeps it to once per interval across instances. Written after the response: on a cold
+      // start its signing and write would otherwise delay the first answer.
       const now = Date.now();
       if (now - (lastTouched.get(hash) ?? 0) >= intervalMs) {
         lastTouched.set(hash, now);
-        state.pending.push(deps.keys.touch(hash, new Date(now), deps.settings.lastUsedIntervalSeconds).catch(() => undefined));
+        state.afterResponse.push(() => deps.keys.touch(hash, new Date(now), deps.settings.lastUsedIntervalSeconds).catch(() => undefined));
       }
     },
   };

@@ -20,6 +20,7 @@ export function errorResponse(): GatewayMiddleware {
         deadline: Date.now(),
         attempts: [],
         pending: [],
+        afterResponse: [],
         release: [],
       });
       state.status = error.status;

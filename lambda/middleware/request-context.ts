@@ -29,6 +29,7 @@ export function requestContext(settings: Settings): GatewayMiddleware {
         deadline: now + Math.max(1_000, remaining - settings.deadlineMarginMs),
         attempts: [],
         pending: [],
+        afterResponse: [],
         release: [],
       };
       if (context.abandon !== undefined) state.abandon = context.abandon;

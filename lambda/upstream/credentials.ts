@@ -12,6 +12,12 @@ export interface CredentialSource {
   keys(upstream: Upstream): Promise<readonly string[]>;
   /** Drops cached values, e.g. after an upstream 401 (the operator may have rotated the key). */
   invalidate(): void;
+  /**
+   * Starts fetching what `keys` will need, without waiting for it, so that a read the request
+   * will make anyway runs alongside the key lookup instead of after it (a cold start's first
+   * request pays both). Failures are left for `keys` to report.
+   */
+  prefetch(): void;
 }
 
 /** Local runs: the key is in the environment variable the upstream names. */
@@ -31,6 +37,8 @@ export class EnvCredentials implements CredentialSource {
   }
 
   invalidate(): void {}
+
+  prefetch(): void {}
 }
 
 /**
@@ -63,6 +71,10 @@ export class SecretsManagerCredentials implements CredentialSource {
 
   invalidate(): void {
     this.#cache = undefined;
+  }
+
+  prefetch(): void {
+    this.#load().catch(() => {});
   }
 
   #load(): Promise<Record<string, string[]>> {

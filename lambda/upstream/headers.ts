@@ -1,4 +1,5 @@
 import type { UpstreamType } from '../config/routing.ts';
+import { SIMULATOR_GAP_HEADER } from './simulator/simulator.ts';
 
 /**
  * Header hygiene in both directions.
@@ -45,7 +46,8 @@ export function upstreamRequestHeaders(client: Record<string, string | undefined
   return headers;
 }
 
-const PASS_TO_CLIENT = new Set(['content-type', 'retry-after', 'retry-after-ms', 'x-should-retry', 'openai-processing-ms', 'openai-version']);
+// The last one is the built-in simulator's own: its event pace.
+const PASS_TO_CLIENT = new Set(['content-type', 'retry-after', 'retry-after-ms', 'x-should-retry', 'openai-processing-ms', 'openai-version', SIMULATOR_GAP_HEADER]);
 const PASS_PREFIXES = ['anthropic-ratelimit-', 'x-ratelimit-'];
 
 export function clientResponseHeaders(upstream: Headers): Record<string, string> {

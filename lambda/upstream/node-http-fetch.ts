@@ -1,5 +1,11 @@
-import http from 'node:http';
-import https from 'node:https';
+import type * as Http from 'node:http';
+import { LightHeaders, LightResponse } from './light-response.ts';
+
+// Not `import http from 'node:http'`: an ES module import of node:http makes Node build the
+// module's ES facade, which reads every export, and its lazy WebSocket/MessageEvent getters load
+// undici with http2, tls, zlib, worker_threads and assert: 25-30 ms of CPU at import, 3 ms this way.
+const http = process.getBuiltinModule('node:http');
+const https = process.getBuiltinModule('node:https');
 
 /**
  * The upstream HTTP client: node:http(s) with keep-alive agents, behind the `fetch` signature
@@ -25,13 +31,13 @@ export const nodeHttpFetch: typeof fetch = (input, init = {}) =>
     const headers = { ...(init.headers as Record<string, string>), 'content-length': String(Buffer.byteLength(body)) };
     const agent = agents[url.protocol === 'https:' ? 'https:' : 'http:'];
     const request = transport.request(url, { method: init.method ?? 'GET', headers, agent, signal: init.signal ?? undefined }, (response) => {
-      const received = new Headers();
+      const received = new LightHeaders();
       const raw = response.rawHeaders;
       for (let i = 0; i < raw.length; i += 2) received.append(raw[i] as string, raw[i + 1] as string);
       const status = response.statusCode ?? 502;
       if (NULL_BODY.has(status)) response.resume();
       const stream = NULL_BODY.has(status) ? null : webBody(response);
-      resolve(new Response(stream, { status, statusText: response.statusMessage, headers: received }));
+      resolve(new LightResponse(stream, { status, statusText: response.statusMessage ?? '', headers: received }).asResponse());
     });
     request.on('error', reject);
     request.end(body);
@@ -42,7 +48,7 @@ export const nodeHttpFetch: typeof fetch = (input, init = {}) =>
  * buffered (`read()` joins it), so a burst of small upstream chunks costs one relay step, not
  * one per chunk as Readable.toWeb would; a paced stream still yields each event at once.
  */
-function webBody(body: http.IncomingMessage): ReadableStream<Uint8Array> {
+function webBody(body: Http.IncomingMessage): ReadableStream<Uint8Array> {
   // Failures surface through `destroyed` on the next pull; an unheard 'error' would crash.
   body.on('error', () => {});
   return new ReadableStream<Uint8Array>(

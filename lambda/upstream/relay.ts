@@ -26,20 +26,32 @@ export interface RelayHooks {
   describeFailure(error: unknown): { outcome: string; message: string };
   /** The outcome of a stream the client side cancelled (default `client_closed`). */
   describeCancel?(): string;
+  /** The gateway's own code threw while relaying (a processor, a hook): for the log, never the client. */
+  onFault?(error: unknown): void;
   /** Send the processor's keepalive after this much silence towards the client. */
   keepaliveMs?: number;
+  /** Pad every write shorter than this with an SSE comment line up to this many bytes (GATEWAY_STREAM_PAD_BYTES). */
+  padBytes?: number;
   /** Fail the stream when the upstream sends nothing for this long (keepalives must not hide a dead upstream). */
   idleTimeoutMs?: number;
 }
 
 const encoder = new TextEncoder();
 
+/** The client-facing text when the gateway itself fails mid-stream (a bug: the cause is logged, never sent). */
+export const RELAY_FAULT_MESSAGE = 'The gateway failed while relaying the stream.';
+
 /**
  * Relays an upstream body to the client through a processor.
  *
  * Pull-based with no internal queue (highWaterMark 0): the upstream is read only as fast as the
  * client consumes, so memory per stream stays at one pending event. Whatever goes wrong, the
- * stream ends with the processor's in-format error, never with a torn frame or plain text.
+ * stream ends with the processor's in-format error, never with a torn frame or plain text, and
+ * the stream itself never errors: the Lambda runtime client exits on a response stream that
+ * errors (an unhandled rejection), losing the request's log line and usage record and making
+ * the next request a cold start (test/runtime/robustness.test.ts). So even a fault of the
+ * gateway's own code (a processor or hook that throws) ends the stream with the in-format error,
+ * outcome `internal_error`, its message given to `onFault` for the log.
  */
 export function relayStream(source: ReadableStream<Uint8Array>, processor: StreamProcessor, hooks: RelayHooks): ReadableStream<Uint8Array> {
   const reader = source.getReader();
@@ -59,7 +71,7 @@ export function relayStream(source: ReadableStream<Uint8Array>, processor: Strea
       hooks.onFirstByte();
     }
     lastClient = Date.now();
-    controller.enqueue(bytes);
+    controller.enqueue(hooks.padBytes !== undefined && bytes.byteLength < hooks.padBytes ? padded(bytes, hooks.padBytes) : bytes);
   };
   const end = (outcome: string, bytes?: Uint8Array) => {
     if (ended) return;
@@ -69,13 +81,67 @@ export function relayStream(source: ReadableStream<Uint8Array>, processor: Strea
     controller.close();
     hooks.onEnd(outcome);
   };
+  /** The gateway's own fault: close with the format's error if the processor can still make one, else just close. */
+  const fault = (error: unknown) => {
+    if (ended) return;
+    let bytes: Uint8Array | undefined;
+    try {
+      hooks.onFault?.(error);
+      hooks.abortUpstream('gateway fault');
+      bytes = processor.fail(RELAY_FAULT_MESSAGE);
+    } catch {
+      // nothing more can be said in the format; the stream still ends cleanly
+    }
+    try {
+      end('internal_error', bytes);
+    } catch {
+      ended = true;
+      if (timer !== undefined) clearInterval(timer);
+    }
+  };
   const watch = () => {
-    const now = Date.now();
-    if (hooks.idleTimeoutMs !== undefined && waitingSince !== undefined && now - waitingSince >= hooks.idleTimeoutMs) {
-      hooks.abortUpstream('upstream idle');
-      end('upstream_idle', processor.fail(`The upstream sent nothing for ${Math.round(hooks.idleTimeoutMs / 1000)} s.`));
-    } else if (hooks.keepaliveMs !== undefined && processor.keepalive && now - lastClient >= hooks.keepaliveMs) {
-      emit(processor.keepalive());
+    try {
+      const now = Date.now();
+      if (hooks.idleTimeoutMs !== undefined && waitingSince !== undefined && now - waitingSince >= hooks.idleTimeoutMs) {
+        hooks.abortUpstream('upstream idle');
+        end('upstream_idle', processor.fail(`The upstream sent nothing for ${Math.round(hooks.idleTimeoutMs / 1000)} s.`));
+      } else if (hooks.keepaliveMs !== undefined && processor.keepalive && now - lastClient >= hooks.keepaliveMs) {
+        emit(processor.keepalive());
+      }
+    } catch (error) {
+      // A throw in a timer would be an uncaught exception: the end of the process.
+      fault(error);
+    }
+  };
+
+  /** Reads upstream chunks until one gives client bytes, or the upstream ends or fails. */
+  const relayNext = async () => {
+    for (;;) {
+      let result: Awaited<ReturnType<typeof reader.read>>;
+      waitingSince = Date.now();
+      try {
+        result = await reader.read();
+      } catch (error) {
+        if (ended) return;
+        // An answer that was already complete loses nothing to a late reset.
+        if (processor.finished) return end('ok');
+        const { outcome, message } = hooks.describeFailure(error);
+        end(outcome, processor.fail(message));
+        return;
+      } finally {
+        waitingSince = undefined;
+      }
+      if (ended) return;
+      if (result.done) {
+        const finished = processor.end();
+        end(finished.outcome, finished.bytes);
+        return;
+      }
+      const bytes = processor.push(result.value);
+      if (bytes) {
+        emit(bytes);
+        return;
+      }
     }
   };
 
@@ -90,44 +156,40 @@ export function relayStream(source: ReadableStream<Uint8Array>, processor: Strea
         }
       },
       async pull() {
-        for (;;) {
-          let result: Awaited<ReturnType<typeof reader.read>>;
-          waitingSince = Date.now();
-          try {
-            result = await reader.read();
-          } catch (error) {
-            if (ended) return;
-            // An answer that was already complete loses nothing to a late reset.
-            if (processor.finished) return end('ok');
-            const { outcome, message } = hooks.describeFailure(error);
-            end(outcome, processor.fail(message));
-            return;
-          } finally {
-            waitingSince = undefined;
-          }
-          if (ended) return;
-          if (result.done) {
-            const finished = processor.end();
-            end(finished.outcome, finished.bytes);
-            return;
-          }
-          const bytes = processor.push(result.value);
-          if (bytes) {
-            emit(bytes);
-            return;
-          }
+        try {
+          await relayNext();
+        } catch (error) {
+          fault(error);
         }
       },
       cancel(reason) {
         ended = true;
         if (timer !== undefined) clearInterval(timer);
-        hooks.onEnd(hooks.describeCancel?.() ?? 'client_closed');
-        hooks.abortUpstream(String(reason ?? 'client closed'));
+        try {
+          hooks.onEnd(hooks.describeCancel?.() ?? 'client_closed');
+          hooks.abortUpstream(String(reason ?? 'client closed'));
+        } catch (error) {
+          hooks.onFault?.(error);
+        }
         reader.cancel(reason).catch(() => {});
       },
     },
     { highWaterMark: 0 },
   );
+}
+
+/**
+ * `bytes` (whole SSE events, each ending with a blank line) followed by one comment line (`:` and
+ * spaces) that brings the write to `size` bytes. SSE readers skip comment lines (WHATWG HTML,
+ * "Parsing an event stream"), so clients see the same events; only the write is bigger.
+ */
+function padded(bytes: Uint8Array, size: number): Uint8Array {
+  const out = new Uint8Array(Math.max(size, bytes.byteLength + 2));
+  out.set(bytes);
+  out.fill(0x20, bytes.byteLength + 1, out.length - 1);
+  out[bytes.byteLength] = 0x3a;
+  out[out.length - 1] = 0x0a;
+  return out;
 }
 
 /** Same-format streams: bytes forwarded unchanged, in whole events, watched by the format's observer. */

@@ -46,12 +46,25 @@ export interface PriceBook {
 
 interface Pattern {
   glob: string;
-  regExp: RegExp;
+  /** The glob's text before its first wildcard: a name must start with it (a cheap test before the regular expression). */
+  prefix: string;
   literal: number;
   price: ModelPrice;
+  /** Compiled the first time a name passes the prefix test: most globs are never compiled. */
+  regExp?: RegExp;
 }
 
-const compile = (glob: string, price: ModelPrice): Pattern => ({ glob, regExp: globToRegExp(glob), literal: glob.replace(/[*?]/g, '').length, price });
+function compile(glob: string, price: ModelPrice): Pattern {
+  const wildcard = glob.search(/[*?]/);
+  return { glob, prefix: wildcard === -1 ? glob : glob.slice(0, wildcard), literal: glob.replace(/[*?]/g, '').length, price };
+}
+
+function matches(pattern: Pattern, name: string): boolean {
+  if (!name.startsWith(pattern.prefix)) return false;
+  if (pattern.prefix.length === pattern.glob.length) return name === pattern.glob;
+  pattern.regExp ??= globToRegExp(pattern.glob);
+  return pattern.regExp.test(name);
+}
 
 function toRates([inputPerMTok, outputPerMTok, cacheReadPerMTok, cacheWritePerMTok, cacheWrite1hPerMTok]: RateTuple): Rates {
   return { inputPerMTok, outputPerMTok, cacheReadPerMTok, cacheWritePerMTok, cacheWrite1hPerMTok };
@@ -63,7 +76,7 @@ export function rowPrice(row: PriceRow): ModelPrice {
 
 function best(patterns: readonly Pattern[], name: string): Pattern | undefined {
   let found: Pattern | undefined;
-  for (const pattern of patterns) if (pattern.regExp.test(name) && (found === undefined || pattern.literal > found.literal)) found = pattern;
+  for (const pattern of patterns) if (matches(pattern, name) && (found === undefined || pattern.literal > found.literal)) found = pattern;
   return found;
 }
 
@@ -77,10 +90,14 @@ export function createPriceBook(config: PricesConfig = {}, table: readonly Price
     if (glob === '*') fallback = completePrice(entry);
     else configured.push(compile(glob, completePrice(entry)));
   }
-  const builtIn = table.flatMap((row) => {
-    const price = rowPrice(row);
-    return row.models.map((glob) => compile(glob, price));
-  });
+  // The table's few hundred globs are read at the first lookup, which comes after the first
+  // response has been sent: nothing of it is on a cold start's path to the first answer.
+  let builtIn: Pattern[] | undefined;
+  const tablePatterns = () =>
+    (builtIn ??= table.flatMap((row) => {
+      const price = rowPrice(row);
+      return row.models.map((glob) => compile(glob, price));
+    }));
   const cache = new Map<string, PriceMatch>();
 
   function find(candidates: string[]): PriceMatch {
@@ -90,7 +107,7 @@ export function createPriceBook(config: PricesConfig = {}, table: readonly Price
     }
     for (const model of candidates) {
       // Table globs are lower case; provider ids are too, but clients may send any case.
-      const hit = best(builtIn, model.toLowerCase());
+      const hit = best(tablePatterns(), model.toLowerCase());
       if (hit) return { price: hit.price, source: 'table', pattern: hit.glob, model };
     }
     return { price: fallback, source: 'fallback', pattern: '*', model: undefined };

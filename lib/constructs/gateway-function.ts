@@ -49,6 +49,7 @@ export const TUNING_ENVIRONMENT = {
   upstreamIdleTimeoutMs: 'GATEWAY_UPSTREAM_IDLE_TIMEOUT_MS',
   keepaliveMs: 'GATEWAY_KEEPALIVE_MS',
   lastUsedIntervalSeconds: 'GATEWAY_LAST_USED_INTERVAL_SECONDS',
+  streamPadBytes: 'GATEWAY_STREAM_PAD_BYTES',
 } as const satisfies Record<keyof TuningConfig, string>;
 
 /** What the function is wired to, and its sizing (from the `gateway` context). */

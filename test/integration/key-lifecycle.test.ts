@@ -1,4 +1,6 @@
+import { SecretsManagerCredentials } from '../../lambda/upstream/credentials.ts';
 import { startGateway, waitForLogs, type Harness } from '../support/gateway-harness.ts';
+import { fixture, sendJson, startUpstream } from '../support/upstream-stub.ts';
 
 const config = { upstreams: { sim: { type: 'simulator' } }, routes: [{ model: '*', upstream: 'sim' }] };
 const body = JSON.stringify({ model: 'claude-sonnet-5', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] });
@@ -71,5 +73,36 @@ describe('key lifecycle', () => {
     const statuses = await Promise.all(Array.from({ length: 20 }, () => send(gateway, key)));
     expect(statuses.every((status) => status === 200)).toBe(true);
     expect(reads).toBe(1);
+  });
+
+  test('a cold instance reads the upstream secret while it looks the key up, not after; model lists and unknown keys read no secret', async () => {
+    const upstream = await startUpstream(sendJson(200, fixture('anthropic/text.json')));
+    try {
+      const reads: string[] = [];
+      const credentials = new SecretsManagerCredentials('gateway/upstreams', async (secretId) => {
+        reads.push(secretId);
+        return JSON.stringify({ ant: 'sk-ant-secret' });
+      });
+      gateway = await startGateway({ config: { upstreams: { ant: { type: 'anthropic', baseUrl: upstream.url, apiKeyEnv: 'ANT_KEY' } }, routes: [{ model: '*', upstream: 'ant' }] }, credentials });
+      const { key } = await gateway.issueKey();
+      const { key: listing } = await gateway.issueKey();
+      const readsAtLookup: number[] = [];
+      const originalGet = gateway.store.get.bind(gateway.store);
+      gateway.store.get = async (hash) => {
+        readsAtLookup.push(reads.length);
+        return originalGet(hash);
+      };
+      const models = await fetch(`${gateway.url}/first/v1/models`, { headers: { 'x-api-key': listing } });
+      expect(models.status).toBe(200);
+      expect(await send(gateway, 'not-a-gateway-key')).toBe(401);
+      expect(reads).toEqual([]);
+      expect(await send(gateway, key)).toBe(200);
+      // The models request's lookup read no secret; the messages request's lookup found the read already started.
+      expect(readsAtLookup).toEqual([0, 1]);
+      expect(reads).toEqual(['gateway/upstreams']);
+      expect(upstream.requests.at(-1)?.headers['x-api-key']).toBe('sk-ant-secret');
+    } finally {
+      await upstream.close();
+    }
   });
 });

@@ -24,7 +24,7 @@ describe('parseGatewayConfig', () => {
       stackName: 'AgentGateway',
       routing: ROUTING,
       timeoutSeconds: 900,
-      memoryMb: 1024,
+      memoryMb: 512,
       reservedConcurrency: undefined,
       logRetentionDays: 90,
       cors: undefined,
@@ -78,6 +78,12 @@ describe('parseGatewayConfig', () => {
   test('rejects unknown fields, so a typo cannot be silently ignored', () => {
     expect(rejection({ routing: ROUTING, memorySize: 2048 })).toMatch(/gateway: Unrecognized key.*memorySize/);
     expect(rejection({ routing: ROUTING, tuning: { keyCacheSecs: 5 } })).toMatch(/gateway\.tuning: Unrecognized key.*keyCacheSecs/);
+  });
+
+  test('stream padding is off unless set, and at most 1 MiB', () => {
+    expect(parseGatewayConfig({ routing: ROUTING }).tuning.streamPadBytes).toBeUndefined();
+    expect(parseGatewayConfig({ routing: ROUTING, tuning: { streamPadBytes: 16_384 } }).tuning.streamPadBytes).toBe(16_384);
+    expect(rejection({ routing: ROUTING, tuning: { streamPadBytes: 2 * 1024 * 1024 } })).toContain('gateway.tuning.streamPadBytes:');
   });
 
   test('validates CORS and fills its defaults', () => {

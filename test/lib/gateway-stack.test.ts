@@ -21,7 +21,7 @@ describe('GatewayStack', () => {
       Architectures: ['arm64'],
       Handler: 'index.handler',
       Timeout: 900,
-      MemorySize: 1024,
+      MemorySize: 512,
       LoggingConfig: { LogFormat: 'JSON', LogGroup: { Ref: onlyResource(template, 'AWS::Logs::LogGroup').logicalId } },
     });
     expect(fn.properties.ReservedConcurrentExecutions).toBeUndefined();
@@ -103,8 +103,8 @@ describe('GatewayStack', () => {
   });
 
   test('makes timeout, memory, reserved concurrency and log retention configurable', () => {
-    const { template: tuned } = synthGateway({ timeoutSeconds: 300, memoryMb: 512, reservedConcurrency: 20, logRetentionDays: 365 });
-    tuned.hasResourceProperties('AWS::Lambda::Function', { Timeout: 300, MemorySize: 512, ReservedConcurrentExecutions: 20 });
+    const { template: tuned } = synthGateway({ timeoutSeconds: 300, memoryMb: 1024, reservedConcurrency: 20, logRetentionDays: 365 });
+    tuned.hasResourceProperties('AWS::Lambda::Function', { Timeout: 300, MemorySize: 1024, ReservedConcurrentExecutions: 20 });
     tuned.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 365 });
   });
 
@@ -121,7 +121,7 @@ describe('GatewayStack', () => {
   });
 
   test('passes tuning settings in the variables the runtime reads', () => {
-    const tuning = { keyCacheSeconds: 7, maxBodyBytes: 1_000_000, firstByteTimeoutMs: 45_000, deadlineMarginMs: 3_000, lastUsedIntervalSeconds: 60 };
+    const tuning = { keyCacheSeconds: 7, maxBodyBytes: 1_000_000, firstByteTimeoutMs: 45_000, deadlineMarginMs: 3_000, lastUsedIntervalSeconds: 60, streamPadBytes: 16_384 };
     const { template: tuned } = synthGateway({ tuning });
     const variables = onlyResource(tuned, 'AWS::Lambda::Function').properties.Environment.Variables as NodeJS.ProcessEnv;
     expect(settingsFromEnv(variables)).toMatchObject(tuning);

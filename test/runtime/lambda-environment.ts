@@ -20,6 +20,12 @@ export interface LambdaEnvironmentOptions {
   environment: Record<string, string>;
   functionName?: string;
   memoryMb?: number;
+  /**
+   * Turns the runtime's command line into the one actually started, e.g. to run it inside a
+   * CPU-limited cgroup (bench/lambda/cpu-quota.ts); the process must `exec` the command so its pid
+   * stays the runtime's.
+   */
+  launch?: (command: string, args: string[]) => { command: string; args: string[] };
 }
 
 export interface LambdaEnvironment {
@@ -67,7 +73,8 @@ export async function startLambdaEnvironment(options: LambdaEnvironmentOptions):
   };
 
   const start = () => {
-    const started = spawn(process.execPath, [options.ricEntry], { cwd: options.taskRoot, env: environment, stdio: ['ignore', 'pipe', 'pipe'] });
+    const command = options.launch?.(process.execPath, [options.ricEntry]) ?? { command: process.execPath, args: [options.ricEntry] };
+    const started = spawn(command.command, command.args, { cwd: options.taskRoot, env: environment, stdio: ['ignore', 'pipe', 'pipe'] });
     const record: LambdaEnvironment['starts'][number] = { pid: started.pid, exit: undefined };
     const deliveredBefore = api.delivered();
     starts.push(record);

@@ -4,7 +4,7 @@ import type { KeyRecord } from '../../lambda/auth/key-table.ts';
 import { ensureKeyTable, ensureUsageTable, localDynamo, startEmbeddedStore } from '../../bin/local/embedded-store.ts';
 import { builtRicEntry } from './build-ric.ts';
 import { startFunctionUrlFront } from './function-url-front.ts';
-import { startLambdaEnvironment, type LambdaEnvironment } from './lambda-environment.ts';
+import { startLambdaEnvironment, type LambdaEnvironment, type LambdaEnvironmentOptions } from './lambda-environment.ts';
 import { buildProductionBundle } from './production-bundle.ts';
 
 export interface RealRuntimeOptions {
@@ -16,6 +16,11 @@ export interface RealRuntimeOptions {
   /** Another task root than the production bundle (a fixture handler). */
   taskRoot?: string;
   handler?: string;
+  /** The function's memory setting (AWS_LAMBDA_FUNCTION_MEMORY_SIZE) and how its process is started. */
+  memoryMb?: number;
+  launch?: LambdaEnvironmentOptions['launch'];
+  /** The address the function is given for DynamoDB, from the store's own (e.g. a proxy in front of it). */
+  dynamoEndpoint?: (storeEndpoint: string) => Promise<string>;
 }
 
 export interface RealRuntime {
@@ -54,6 +59,8 @@ export async function startRealRuntime(options: RealRuntimeOptions): Promise<Rea
     taskRoot,
     handler: options.handler ?? 'index.handler',
     timeoutMs: options.timeoutMs,
+    ...(options.memoryMb === undefined ? {} : { memoryMb: options.memoryMb }),
+    ...(options.launch === undefined ? {} : { launch: options.launch }),
     environment: {
       GATEWAY_CONFIG_JSON: JSON.stringify(options.routing),
       GATEWAY_KEYS_TABLE: tables.keys,
@@ -62,7 +69,7 @@ export async function startRealRuntime(options: RealRuntimeOptions): Promise<Rea
       AWS_SECRET_ACCESS_KEY: FUNCTION_ROLE_CREDENTIALS.secretAccessKey,
       AWS_SESSION_TOKEN: 'test-session-token',
       AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
-      AWS_ENDPOINT_URL_DYNAMODB: store.endpoint,
+      AWS_ENDPOINT_URL_DYNAMODB: options.dynamoEndpoint ? await options.dynamoEndpoint(store.endpoint) : store.endpoint,
       AWS_EC2_METADATA_DISABLED: 'true',
       ...options.environment,
     },
@@ -75,6 +82,11 @@ export async function startRealRuntime(options: RealRuntimeOptions): Promise<Rea
     putKey: (record) => keys.put(record),
     async close() {
       await front.close();
+      // The handler's work after the last answer (usage record, lastUsedAt) writes to the store:
+      // let it finish before the store goes, or dynalite throws on its closed database.
+      for (const until = Date.now() + 5_000; !lambda.api.idle() && lambda.starts.at(-1)?.exit === undefined && Date.now() < until; ) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
       await lambda.close();
       await store.close();
       if (options.taskRoot === undefined) rmSync(taskRoot, { recursive: true, force: true });

@@ -38,6 +38,13 @@ export interface Invocation {
   requestId: string;
   /** Set when the runtime took the invocation: Lambda's deadline for it (epoch ms). */
   deadline: number | undefined;
+  /**
+   * performance.now() when the runtime took the invocation, when its response was complete, and
+   * when the runtime next polled `/next` (its handler had returned: the end of billed duration).
+   */
+  takenAt: number | undefined;
+  finishedAt: number | undefined;
+  releasedAt: number | undefined;
   /** Resolves with the first answer the runtime gives (or the platform's error). */
   response: Promise<RuntimeResponse>;
   /** Resolves when the invocation is over, response and all. */
@@ -74,6 +81,8 @@ export interface RuntimeApi {
   initErrors: { errorType: string; body: string }[];
   /** How each finished invocation ended, in order: a clean response, the runtime's error, or the platform's. */
   outcomes: Outcome[];
+  /** True when every invocation handed out is over, its handler included (the runtime asked for the next). */
+  idle(): boolean;
   close(): Promise<void>;
 }
 
@@ -87,10 +96,14 @@ export async function startRuntimeApi(options: { functionName: string }): Promis
   const initErrors: { errorType: string; body: string }[] = [];
   const outcomes: Outcome[] = [];
 
+  let lastDelivered: Pending | undefined;
   const next = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (lastDelivered && lastDelivered.releasedAt === undefined) lastDelivered.releasedAt = performance.now();
     const deliver = (invocation: Pending) => {
       active = invocation;
+      lastDelivered = invocation;
       delivered += 1;
+      invocation.takenAt = performance.now();
       invocation.deadline = Date.now() + invocation.timeoutMs;
       const body = JSON.stringify(invocation.event);
       res.writeHead(200, {
@@ -105,11 +118,17 @@ export async function startRuntimeApi(options: { functionName: string }): Promis
     };
     const queued = queue.shift();
     if (queued) return deliver(queued);
-    waiting = deliver;
-    // A runtime that goes away while polling stops waiting for it.
-    req.socket.once('close', () => {
-      if (waiting === deliver) waiting = undefined;
-    });
+    // A runtime that goes away while polling stops waiting for it. The listener goes once the
+    // poll is answered: the runtime keeps its connection, and one listener per poll would pile up.
+    const gone = () => {
+      if (waiting === waitForOne) waiting = undefined;
+    };
+    const waitForOne = (invocation: Pending) => {
+      req.socket.off('close', gone);
+      deliver(invocation);
+    };
+    waiting = waitForOne;
+    req.socket.once('close', gone);
   };
 
   const server = http.createServer((req, res) => {
@@ -184,6 +203,9 @@ export async function startRuntimeApi(options: { functionName: string }): Promis
         event,
         timeoutMs,
         deadline: undefined,
+        takenAt: undefined,
+        finishedAt: undefined,
+        releasedAt: undefined,
         response,
         done,
         answered: false,
@@ -196,6 +218,7 @@ export async function startRuntimeApi(options: { functionName: string }): Promis
           answer(value);
         },
         finish() {
+          pending.finishedAt ??= performance.now();
           byId.delete(requestId);
           if (active === pending) active = undefined;
           finish();
@@ -212,6 +235,7 @@ export async function startRuntimeApi(options: { functionName: string }): Promis
       return pending;
     },
     current: () => active,
+    idle: () => queue.length === 0 && active === undefined && (lastDelivered === undefined || lastDelivered.releasedAt !== undefined),
     queued: () => queue.length,
     delivered: () => delivered,
     abort: (errorType, message) => fail(active, errorType, message),

@@ -31,3 +31,36 @@ test('the default credential chain signs with what the environment holds; a wron
   expect(refused.status).toBe(403);
   expect(refused.headers.get('x-amzn-errortype')).toMatch(/^InvalidSignatureException/);
 });
+
+describe('the same headers as the AWS SDK signer (@smithy/signature-v4), byte for byte', () => {
+  const when = new Date('2026-11-25T13:04:05.678Z');
+  const sessionCredentials = { accessKeyId: 'ASIAEXAMPLE000000001', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY', sessionToken: 'FwoGZXIvYXdzEXAMPLE//token+with/odd=chars' };
+  const { sessionToken: _token, ...longTermCredentials } = sessionCredentials;
+
+  async function sdkHeaders(target: { service: string; region: string }, request: { method: string; url: string; headers: Record<string, string>; body: string }, credentials: typeof longTermCredentials) {
+    const { SignatureV4 } = await import('@smithy/signature-v4');
+    const { Sha256 } = await import('@smithy/core/checksum');
+    const url = new URL(request.url);
+    const signer = new SignatureV4({ service: target.service, region: target.region, sha256: Sha256, credentials });
+    const signed = await signer.sign(
+      { method: request.method, protocol: url.protocol, hostname: url.hostname, ...(url.port ? { port: Number(url.port) } : {}), path: url.pathname, query: Object.fromEntries(url.searchParams), headers: { ...request.headers, host: url.host }, body: request.body },
+      { signingDate: when },
+    );
+    return signed.headers;
+  }
+
+  const cases: [string, { service: string; region: string }, { method: string; url: string; headers: Record<string, string>; body: string }][] = [
+    ['a DynamoDB JSON call', { service: 'dynamodb', region: 'eu-west-1' }, { method: 'POST', url: 'https://dynamodb.eu-west-1.amazonaws.com/', headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'DynamoDB_20120810.GetItem' }, body: '{"TableName":"keys","Key":{"keyHash":{"S":"abc"}}}' }],
+    ['a Secrets Manager call on a local endpoint with a port', { service: 'secretsmanager', region: 'us-east-1' }, { method: 'POST', url: 'http://127.0.0.1:4566/', headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': 'secretsmanager.GetSecretValue' }, body: '{"SecretId":"gateway/upstreams"}' }],
+    ['a Bedrock model ARN as one encoded segment', { service: 'bedrock', region: 'us-west-2' }, { method: 'POST', url: `https://bedrock-runtime.us-west-2.amazonaws.com/model/${encodeURIComponent('arn:aws:bedrock:us-west-2:123456789012:application-inference-profile/a b(c)')}/invoke-with-response-stream`, headers: { 'content-type': 'application/json', accept: 'application/vnd.amazon.eventstream' }, body: '{"messages":[{"role":"user","content":"héllo"}]}' }],
+    ['forwarded client headers, unsignable ones, odd spacing and a query', { service: 'bedrock', region: 'us-east-1' }, { method: 'POST', url: 'https://bedrock-mantle.us-east-1.api.aws/v1/responses?b=2&a=x%20y&a=last&z=*', headers: { 'Content-Type': 'application/json', 'User-Agent': 'codex/1.0', 'X-Stainless-Lang': '  js \t  x ', 'proxy-thing': '1', 'sec-fetch-mode': 'cors', 'x-amzn-trace-id': 'Root=1', Date: 'yesterday', Authorization: 'Bearer stale' }, body: '' }],
+    ['a caller-given payload hash', { service: 's3', region: 'us-east-1' }, { method: 'GET', url: 'https://example.s3.amazonaws.com/a/./b/../c/', headers: { 'X-Amz-Content-Sha256': 'UNSIGNED-PAYLOAD' }, body: 'ignored' }],
+  ];
+
+  test.each(cases)('%s, with and without a session token', async (_name, target, request) => {
+    for (const credentials of [sessionCredentials, longTermCredentials]) {
+      const ours = await signAwsRequest(target, request, credentials, when);
+      expect(ours).toEqual(await sdkHeaders(target, request, credentials));
+    }
+  });
+});

@@ -111,7 +111,7 @@ describe('EMF record of a request', () => {
   });
 
   test('merges into the request log line without overwriting any of its fields', () => {
-    const state = { id: 'req_1', startedAt: TIMESTAMP - 2_345, respondedAt: TIMESTAMP, family: 'messages', deadline: 0, model: 'claude-sonnet-5', upstream: 'anthropic', status: 200, firstByteAt: TIMESTAMP - 1_933, usage: base.usage, attempts: [], pending: [], release: [] } as unknown as RequestState;
+    const state = { id: 'req_1', startedAt: TIMESTAMP - 2_345, respondedAt: TIMESTAMP, family: 'messages', deadline: 0, model: 'claude-sonnet-5', upstream: 'anthropic', status: 200, firstByteAt: TIMESTAMP - 1_933, usage: base.usage, attempts: [], pending: [], afterResponse: [], release: [] } as unknown as RequestState;
     const line = JSON.parse(requestLogLine(state));
     const record = emfRecord(base, { timestamp: TIMESTAMP });
     expect(Object.keys(line).filter((key) => key in record)).toEqual([]);

@@ -110,6 +110,31 @@ describe('SecretsManagerCredentials', () => {
   });
 });
 
+describe('prefetch', () => {
+  test('starts the one read the next keys() call then uses', async () => {
+    const stub = await startSecretsStub(() => '{"anthropic":"sk-ant-early"}');
+    const credentials = new SecretsManagerCredentials('gateway/upstreams', stub.client);
+    credentials.prefetch();
+    credentials.prefetch();
+    expect(await credentials.keys(anthropic)).toEqual(['sk-ant-early']);
+    expect(stub.calls()).toBe(1);
+    await stub.close();
+  });
+
+  test('a failed prefetch is not cached and raises nothing by itself; keys() reports the failure', async () => {
+    let secret: string | undefined;
+    const stub = await startSecretsStub(() => secret);
+    const credentials = new SecretsManagerCredentials('gateway/upstreams', stub.client);
+    credentials.prefetch();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await expect(credentials.keys(anthropic)).rejects.toMatchObject({ kind: 'configuration' });
+    secret = '{"anthropic":"sk-after"}';
+    expect(await credentials.keys(anthropic)).toEqual(['sk-after']);
+    new EnvCredentials({}).prefetch();
+    await stub.close();
+  });
+});
+
 describe('EnvCredentials', () => {
   test('reads the named variables and explains a missing one', async () => {
     expect(await new EnvCredentials({ ANTHROPIC_API_KEY: 'sk-env' }).keys(anthropic)).toEqual(['sk-env']);

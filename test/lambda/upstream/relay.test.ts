@@ -1,7 +1,7 @@
 import { MessagesStreamObserver } from '../../../lambda/formats/messages/stream-observer.ts';
 import { ResponsesStreamObserver } from '../../../lambda/formats/responses/stream-observer.ts';
 import type { StreamObserver } from '../../../lambda/formats/stream-observer.ts';
-import { PassthroughProcessor, relayStream } from '../../../lambda/upstream/relay.ts';
+import { PassthroughProcessor, RELAY_FAULT_MESSAGE, relayStream, type StreamProcessor } from '../../../lambda/upstream/relay.ts';
 import { collect, randomChunks, streamOf } from '../../support/chunking.ts';
 import { fixture } from '../../support/upstream-stub.ts';
 
@@ -109,5 +109,85 @@ describe('relayStream passthrough, Responses', () => {
     const [[name, failed]] = events((await collect(stream)).toString('utf8')) as [[string, Record<string, any>]];
     expect(name).toBe('response.failed');
     expect(failed).toMatchObject({ sequence_number: 0, response: { id: 'resp_fallback', status: 'failed' } });
+  });
+});
+
+describe('relayStream never errors its stream, even when the gateway itself fails', () => {
+  const text = (value: string) => new TextEncoder().encode(value);
+  /** A processor that passes chunks through and fails as told; `fail` answers in a marker format. */
+  function faulty(options: { pushThrowsAt?: number; endThrows?: boolean; failThrows?: boolean; keepaliveThrows?: boolean }): StreamProcessor {
+    let pushes = 0;
+    return {
+      push(chunk) {
+        pushes += 1;
+        if (pushes === options.pushThrowsAt) throw new TypeError("Cannot read properties of undefined (reading 'index')");
+        return chunk;
+      },
+      end() {
+        if (options.endThrows) throw new Error('end failed');
+        return { bytes: undefined, outcome: 'ok' };
+      },
+      fail(message) {
+        if (options.failThrows) throw new Error('fail failed too');
+        return text(`[error: ${message}]`);
+      },
+      ...(options.keepaliveThrows
+        ? {
+            keepalive: () => {
+              throw new Error('keepalive failed');
+            },
+          }
+        : {}),
+      finished: false,
+    };
+  }
+  function run(source: ReadableStream<Uint8Array>, processor: StreamProcessor, extra: { keepaliveMs?: number } = {}) {
+    const ends: string[] = [];
+    const faults: unknown[] = [];
+    const aborts: string[] = [];
+    const stream = relayStream(source, processor, {
+      onFirstByte: () => {},
+      onEnd: (outcome) => ends.push(outcome),
+      abortUpstream: (reason) => aborts.push(reason),
+      describeFailure: () => ({ outcome: 'upstream_failed', message: 'The upstream connection failed mid-stream.' }),
+      onFault: (error) => faults.push(error),
+      ...extra,
+    });
+    return { stream, ends, faults, aborts };
+  }
+
+  test('a processor that throws on a chunk: what was relayed, then the format error; logged as internal_error', async () => {
+    const { stream, ends, faults, aborts } = run(streamOf([text('one;'), text('two;'), text('three;')]), faulty({ pushThrowsAt: 2 }));
+    expect((await collect(stream)).toString()).toBe(`one;[error: ${RELAY_FAULT_MESSAGE}]`);
+    expect(ends).toEqual(['internal_error']);
+    expect(String(faults[0])).toContain('Cannot read properties of undefined');
+    expect(aborts).toEqual(['gateway fault']);
+  });
+
+  test('a processor that cannot even write its error: the stream still ends cleanly', async () => {
+    const { stream, ends } = run(streamOf([text('one;'), text('two;')]), faulty({ pushThrowsAt: 2, failThrows: true }));
+    expect((await collect(stream)).toString()).toBe('one;');
+    expect(ends).toEqual(['internal_error']);
+  });
+
+  test('a processor that throws at the upstream end', async () => {
+    const { stream, ends } = run(streamOf([text('one;')]), faulty({ endThrows: true }));
+    expect((await collect(stream)).toString()).toBe(`one;[error: ${RELAY_FAULT_MESSAGE}]`);
+    expect(ends).toEqual(['internal_error']);
+  });
+
+  test('a keepalive that throws in its timer: no uncaught exception, the stream ends with the format error', async () => {
+    const silent = new ReadableStream<Uint8Array>({ pull: () => new Promise(() => {}) });
+    const uncaught: unknown[] = [];
+    const listener = (error: unknown) => uncaught.push(error);
+    process.on('uncaughtException', listener);
+    try {
+      const { stream, ends } = run(silent, faulty({ keepaliveThrows: true }), { keepaliveMs: 10 });
+      expect((await collect(stream)).toString()).toBe(`[error: ${RELAY_FAULT_MESSAGE}]`);
+      expect(ends).toEqual(['internal_error']);
+      expect(uncaught).toEqual([]);
+    } finally {
+      process.off('uncaughtException', listener);
+    }
   });
 });

@@ -1,0 +1,76 @@
+import { median, percentile } from '../stats.ts';
+import { initCostUsd, LAMBDA_ARM64_PRICES, TURN_SECONDS, usdPerMillionTurns } from './pricing.ts';
+import type { LambdaResults, SizeResult } from './sizes.ts';
+
+/** The per-size tables, as Markdown (they go into the README as printed). */
+export function formatLambdaReport(results: LambdaResults, smoke: boolean): string {
+  const lines = [
+    `Lambda memory sizes${smoke ? ' (SMOKE RUN: one sample each, figures are meaningless)' : ''}: ${results.method}`,
+    `Production bundle under aws-lambda-ric behind a Function URL front; DynamoDB, Secrets Manager and the upstream over HTTPS on loopback.`,
+    `Others' load: up to ${(results.othersShare * 100).toFixed(0)} % of a core in a measured window; load average ${results.loadAverage.start.map((value) => value.toFixed(2)).join(' ')} at start, ${results.loadAverage.end.map((value) => value.toFixed(2)).join(' ')} at end.`,
+    '',
+    table(
+      ['Memory', 'CPU', 'Bundle import', 'Node start', 'Cold start: first answer', 'of which init', 'of which invocation', 'Cold start CPU', 'Warm, billed p50', 'Warm, added p50', 'CPU / request', 'CPU / event (pass / transl.)', 'Peak RSS', 'Throttled'],
+      results.sizes.map((size) => [
+        memory(size),
+        Number.isFinite(size.share) ? `${(size.share * 100).toFixed(0)} %` : 'full',
+        ms(size.importMs),
+        ms(size.nodeStartMs),
+        ms(size.coldMs),
+        ms(size.initMs),
+        ms(size.firstInvocationMs),
+        ms(size.coldCpuMs),
+        oneMs(percentile(size.warmBilledMs, 50)),
+        oneMs(addedMs(size)),
+        `${Math.round(size.cpuPerRequestUs)} us`,
+        `${perEvent(size, 'messages')} / ${perEvent(size, 'responses-to-messages')}`,
+        `${Math.round(size.peakRssBytes / 2 ** 20)} MiB`,
+        `${Math.round(size.throttledMs)} ms`,
+      ]),
+    ),
+    '',
+    `Cost per million turns (a turn holds the function for its whole duration; ${LAMBDA_ARM64_PRICES.region} arm64 prices of ${LAMBDA_ARM64_PRICES.asOf}: $${LAMBDA_ARM64_PRICES.perGbSecondUsd} per GB-s, $${(LAMBDA_ARM64_PRICES.perRequestUsd * 1e6).toFixed(2)} per million requests, ${LAMBDA_ARM64_PRICES.source})`,
+    '',
+    table(
+      ['Memory', 'Cold start (median)', 'Added latency, warm (median)', ...TURN_SECONDS.map((seconds) => `$ / M turns of ${seconds} s`), 'One cold start (INIT)'],
+      results.sizes.map((size) => [
+        memory(size),
+        ms(size.coldMs).split(' (')[0] as string,
+        oneMs(addedMs(size)),
+        ...TURN_SECONDS.map((seconds) => (size.memoryMb === undefined ? 'n/a' : `$${usdPerMillionTurns(size.memoryMb, seconds, percentile(size.warmBilledMs, 50)).toFixed(2)}`)),
+        size.memoryMb === undefined ? 'n/a' : `$${initCostUsd(size.memoryMb, median(size.initMs)).toFixed(7)}`,
+      ]),
+    ),
+  ];
+  return lines.join('\n');
+}
+
+/** What the gateway adds to a warm request: through the function minus straight to the upstream, medians. */
+export function addedMs(size: SizeResult): number {
+  return percentile(size.warmClientMs, 50) - percentile(size.directClientMs, 50);
+}
+
+function memory(size: SizeResult): string {
+  return size.memoryMb === undefined ? 'unthrottled' : `${size.memoryMb.toLocaleString('en-US')} MB`;
+}
+
+/** Median with the spread of the samples. */
+function ms(samples: number[]): string {
+  if (samples.length === 0) return 'n/a';
+  const spread = samples.length > 1 ? ` (${Math.round(Math.min(...samples))}-${Math.round(Math.max(...samples))})` : '';
+  return `${Math.round(median(samples))} ms${spread}`;
+}
+
+function oneMs(value: number): string {
+  return Number.isFinite(value) ? `${value.toFixed(1)} ms` : 'n/a';
+}
+
+function perEvent(size: SizeResult, pathId: string): string {
+  const value = size.cpuPerEventUs[pathId];
+  return value === undefined || !Number.isFinite(value) ? 'n/a' : `${value.toFixed(1)} us`;
+}
+
+function table(header: string[], rows: string[][]): string {
+  const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
+  return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
+}

@@ -1,0 +1,110 @@
+import { bytesStream } from './relay.ts';
+
+/**
+ * The fetch `Response` members the gateway reads (status, headers, body, text/json/arrayBuffer),
+ * without the fetch implementation behind the global `Response` and `Headers`: Node loads its
+ * bundled undici the first time either global is touched, about 35 ms of CPU at a full core
+ * (a third of a cold start at 512 MB, where the function has 29 % of a core; docs/performance.md).
+ * The upstream HTTP client and the simulator answer with these; Bedrock's adapter still builds
+ * real ones, so only Bedrock routes pay that load, once per instance.
+ *
+ * It is not a full Response (no clone, blob, formData, redirect or url), hence the cast where
+ * it is returned as one: the gateway's request path must keep to the members here.
+ */
+export class LightHeaders {
+  readonly #map = new Map<string, string>();
+
+  /** Name/value pairs as received (node's rawHeaders) or as given; repeated names are joined as fetch does. */
+  constructor(init: Iterable<readonly [string, string]> | Record<string, string> = {}) {
+    const pairs = Symbol.iterator in init ? (init as Iterable<readonly [string, string]>) : Object.entries(init);
+    for (const [name, value] of pairs) this.append(name, value);
+  }
+
+  append(name: string, value: string): void {
+    const key = name.toLowerCase();
+    const existing = this.#map.get(key);
+    this.#map.set(key, existing === undefined ? value : `${existing}, ${value}`);
+  }
+
+  get(name: string): string | null {
+    return this.#map.get(name.toLowerCase()) ?? null;
+  }
+
+  has(name: string): boolean {
+    return this.#map.has(name.toLowerCase());
+  }
+
+  /** In name order, as a fetch Headers iterates. */
+  *entries(): IterableIterator<[string, string]> {
+    for (const name of [...this.#map.keys()].sort()) yield [name, this.#map.get(name) as string];
+  }
+
+  keys(): IterableIterator<string> {
+    return [...this.#map.keys()].sort()[Symbol.iterator]();
+  }
+
+  *values(): IterableIterator<string> {
+    for (const [, value] of this.entries()) yield value;
+  }
+
+  forEach(callback: (value: string, name: string) => void): void {
+    for (const [name, value] of this.entries()) callback(value, name);
+  }
+
+  [Symbol.iterator](): IterableIterator<[string, string]> {
+    return this.entries();
+  }
+}
+
+const encoder = new TextEncoder();
+
+export class LightResponse {
+  readonly status: number;
+  readonly statusText: string;
+  readonly headers: LightHeaders;
+  readonly body: ReadableStream<Uint8Array> | null;
+  #used = false;
+
+  constructor(body: ReadableStream<Uint8Array> | string | null, init: { status: number; statusText?: string; headers: LightHeaders | Record<string, string> }) {
+    this.status = init.status;
+    this.statusText = init.statusText ?? '';
+    this.headers = init.headers instanceof LightHeaders ? init.headers : new LightHeaders(init.headers);
+    this.body = typeof body === 'string' ? bytesStream(encoder.encode(body)) : body;
+  }
+
+  get ok(): boolean {
+    return this.status >= 200 && this.status <= 299;
+  }
+
+  get bodyUsed(): boolean {
+    return this.#used;
+  }
+
+  async arrayBuffer(): Promise<ArrayBuffer> {
+    const bytes = await this.#bytes();
+    return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+  }
+
+  async text(): Promise<string> {
+    return Buffer.from(await this.#bytes()).toString('utf8');
+  }
+
+  async json(): Promise<unknown> {
+    return JSON.parse(await this.text());
+  }
+
+  /** The whole body; a second read fails, as with fetch. */
+  async #bytes(): Promise<Uint8Array> {
+    if (this.#used) throw new TypeError('Body is unusable: Body has already been read');
+    this.#used = true;
+    if (this.body === null) return new Uint8Array();
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of this.body) chunks.push(chunk);
+    return chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks);
+  }
+
+  /** This object where a fetch Response is expected (see the class comment for what it lacks). */
+  asResponse(): Response {
+    return this as unknown as Response;
+  }
+}

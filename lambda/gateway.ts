@@ -12,7 +12,7 @@ import { parseBody } from './middleware/parse-body.ts';
 import { requestContext } from './middleware/request-context.ts';
 import type { GatewayMiddleware } from './middleware/types.ts';
 import { requestLogLine } from './observability/request-log.ts';
-import { stateOf, type GatewayContext } from './request-state.ts';
+import { responseEnded, stateOf, type GatewayContext } from './request-state.ts';
 import { costMicroUsd } from './usage/cost.ts';
 import { chargeableUsage, isMetered } from './usage/metering.ts';
 
@@ -41,8 +41,7 @@ export function createGateway(deps: GatewayDeps) {
       const state = (request.context as Partial<GatewayContext>).gateway;
       if (!state) return;
       state.respondedAt = Date.now();
-      for (const release of state.release) release();
-      for (const start of state.afterResponse) state.pending.push(start());
+      responseEnded(state);
       if (deps.usage && isMetered(state)) {
         const { usage, estimated } = chargeableUsage(state);
         if (estimated) state.usageEstimated = true;
@@ -86,9 +85,10 @@ export function createGateway(deps: GatewayDeps) {
       } finally {
         // The key check may have asked for a `lastUsedAt` stamp: it is written now, and nothing outlives the call.
         const state = request.context.gateway;
-        for (const release of state?.release ?? []) release();
-        for (const start of state?.afterResponse ?? []) state?.pending.push(start());
-        await Promise.allSettled(state?.pending ?? []);
+        if (state) {
+          responseEnded(state);
+          await Promise.allSettled(state.pending);
+        }
       }
     },
   });

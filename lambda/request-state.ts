@@ -113,3 +113,9 @@ export type GatewayContext = Context & RuntimeSignals & { gateway: RequestState 
 export function stateOf(context: Context): RequestState {
   return (context as GatewayContext).gateway;
 }
+
+/** The response has ended: runs its cleanups and starts the work that waited for it (awaited with `pending`). */
+export function responseEnded(state: RequestState): void {
+  for (const release of state.release) release();
+  for (const start of state.afterResponse) state.pending.push(start());
+}

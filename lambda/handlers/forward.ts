@@ -49,7 +49,7 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
       if (bodies.withoutReasoning) {
         attempt.status = outcome.served.statusCode;
         // The refusal is the answer if the request's time runs out before the try without the reasoning.
-        last = { retry: `status ${outcome.served.statusCode}`, status: outcome.served.statusCode, answer: outcome.served };
+        last = handedOver(outcome.served);
         lastTarget = target;
         queue.splice(index + 1, 0, target);
         continue;
@@ -64,7 +64,7 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
       else deps.health.targetSucceeded(target);
       return tagged(outcome.served, target);
     }
-    last = 'served' in outcome ? { retry: `status ${outcome.served.statusCode}`, status: outcome.served.statusCode, answer: outcome.served } : outcome;
+    last = 'served' in outcome ? handedOver(outcome.served) : outcome;
     lastTarget = target;
     if (last.status === undefined) attempt.error = last.retry;
     else attempt.status = last.status;
@@ -85,6 +85,11 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
 
 /** Refused keys replaced by another key of the same upstream, at most, per request. */
 const MAX_KEY_RETRIES = 3;
+
+/** An answer another try replaces, kept as the request's answer should no other try run. */
+function handedOver(answer: HandlerResponse): Extract<AttemptOutcome, { retry: string }> {
+  return { retry: `status ${answer.statusCode}`, status: answer.statusCode, answer };
+}
 
 function tagged(response: HandlerResponse, target: Target): HandlerResponse {
   response.headers['x-gateway-upstream'] = target.upstream.name;

@@ -1,3 +1,4 @@
+import { isObject } from '../../translate/request/shared.ts';
 import type { CleanedRequest } from '../cleaned-request.ts';
 
 /**
@@ -18,7 +19,7 @@ export function refusesReasoningItems(answer: { statusCode: number; body: unknow
 export function withoutReasoningItems(body: Record<string, unknown>): CleanedRequest | undefined {
   const input = body.input;
   if (!Array.isArray(input)) return undefined;
-  const kept = input.filter((item) => (item as { type?: unknown } | null)?.type !== 'reasoning');
+  const kept = input.filter((item) => !(isObject(item) && item.type === 'reasoning'));
   if (kept.length === input.length) return undefined;
   return { body: JSON.stringify({ ...body, input: kept }), dropped: ['reasoning the upstream could not verify (another organization issued it)'] };
 }

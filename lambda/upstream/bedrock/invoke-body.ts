@@ -1,6 +1,6 @@
 import type { CleanedRequest } from '../../formats/cleaned-request.ts';
 import { prependTopLevelMember, removeTopLevelMembers, topLevelKeys } from '../../formats/json-fields.ts';
-import type { Json } from '../../translate/request/shared.ts';
+import { isObject, type Json } from '../../translate/request/shared.ts';
 
 /**
  * A Messages request body as Amazon Bedrock's InvokeModel takes it
@@ -101,7 +101,7 @@ function betasIn(betas: unknown): string[] {
 
 /** `output_config` reduced to its `format` (re-serialized: unlike messages and system, nothing is bound to its bytes). */
 function formatOnly(outputConfig: unknown): { kept: string | undefined; removed: string[] } {
-  if (typeof outputConfig !== 'object' || outputConfig === null || !('format' in outputConfig)) return { kept: undefined, removed: [] };
+  if (!isObject(outputConfig) || !('format' in outputConfig)) return { kept: undefined, removed: [] };
   const removed = Object.keys(outputConfig).filter((member) => member !== 'format');
-  return { kept: JSON.stringify({ format: (outputConfig as { format: unknown }).format }), removed };
+  return { kept: JSON.stringify({ format: outputConfig.format }), removed };
 }

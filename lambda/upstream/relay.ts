@@ -166,7 +166,10 @@ export function relayStream(source: ReadableStream<Uint8Array>, processor: Strea
         ended = true;
         if (timer !== undefined) clearInterval(timer);
         try {
-          hooks.onEnd(hooks.describeCancel?.() ?? 'client_closed');
+          const outcome = hooks.describeCancel?.() ?? 'client_closed';
+          // Clients may hang up once they have the terminal event (Codex does, before the last
+          // chunk of the HTTP body): the answer and its usage were delivered, nothing was cut.
+          hooks.onEnd(outcome === 'client_closed' && processor.finished ? 'ok' : outcome);
           hooks.abortUpstream(String(reason ?? 'client closed'));
         } catch (error) {
           hooks.onFault?.(error);

@@ -228,7 +228,10 @@ describeClient(driver, S, (route, cell) => {
     const titleRequest = () => tapPosts(env, RESPONSES).find((exchange) => exchange.body.includes('"codex_output_schema"') && exchange.endedAt !== undefined);
     const run = await runCodexTui({ args: ['-m', route.model], prompt: 'Say hi', done: () => titleRequest() !== undefined, env: codexEnv(env.issued.setup.codex.env, home, 'xterm-256color'), cwd, timeoutMs: RUN_TIMEOUT_MS });
     const exchange = titleRequest();
-    if (!exchange) throw new Error(`no title request was made: ${describeRun(run)}`);
+    if (!exchange) {
+      const seen = tapPosts(env, RESPONSES).map((post) => `${post.status} schema=${post.body.includes('"codex_output_schema"')} ended=${post.endedAt !== undefined} hungUp=${post.clientHungUp}`);
+      throw new Error(`no title request was made (requests seen: ${seen.join('; ') || 'none'}): ${describeRun(run)}`);
+    }
     expect(run.timedOut).toBe(false);
     expect(exchange.headers.originator).toBe('codex-tui');
     const body = JSON.parse(exchange.body) as Json;

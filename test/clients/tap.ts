@@ -18,7 +18,14 @@ export interface TapExchange {
   /** The response body as received so far (kept up to 1 MB). */
   response: string;
   startedAt: number;
+  /** When the exchange was over: the gateway ended its response, or either side hung up. */
   endedAt: number | undefined;
+  /**
+   * The CLI closed its connection before the gateway's response ended. Codex drops a stream as
+   * soon as it has read `response.completed`, which can be before the gateway's final chunk
+   * reaches the tap, so such an exchange still ended (its `response` holds what was relayed).
+   */
+  clientHungUp: boolean;
 }
 
 const KEEP_BYTES = 1 << 20;
@@ -49,6 +56,7 @@ export async function startTap(target: string): Promise<Tap> {
         response: '',
         startedAt: Date.now(),
         endedAt: undefined,
+        clientHungUp: false,
       };
       exchanges.push(exchange);
       const headers = { ...req.headers, host: to.host };
@@ -73,7 +81,10 @@ export async function startTap(target: string): Promise<Tap> {
         res.destroy();
       });
       res.on('close', () => {
-        if (!res.writableFinished) upstream.destroy();
+        if (res.writableFinished) return;
+        exchange.clientHungUp = true;
+        exchange.endedAt ??= Date.now();
+        upstream.destroy();
       });
       upstream.end(body);
     });

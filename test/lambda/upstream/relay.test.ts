@@ -79,6 +79,72 @@ describe('relayStream passthrough, Messages', () => {
   });
 });
 
+/** An upstream that sends `chunks` and then keeps the connection open without ending it. */
+function streamThenSilence(chunks: Uint8Array[]): ReadableStream<Uint8Array> {
+  let index = 0;
+  return new ReadableStream({
+    pull(controller) {
+      if (index < chunks.length) controller.enqueue(chunks[index++] as Uint8Array);
+      else return new Promise<void>(() => {});
+    },
+  });
+}
+
+/** A client that reads until `until` has arrived, then hangs up. */
+async function readThenHangUp(stream: ReadableStream<Uint8Array>, until: string): Promise<string> {
+  const reader = stream.getReader();
+  let text = '';
+  while (!text.includes(until)) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += Buffer.from(value).toString('utf8');
+  }
+  await reader.cancel('client closed');
+  return text;
+}
+
+describe('relayStream, a client hanging up', () => {
+  const messages = Buffer.from(fixture('anthropic/thinking-tool-stream.sse'));
+  const responses = Buffer.from(fixture('openai/reasoning-tool-stream.sse'));
+  const cases = [
+    { format: 'Messages', bytes: messages, observer: () => new MessagesStreamObserver(), terminal: 'event: message_stop', before: 'event: content_block_stop' },
+    { format: 'Responses', bytes: responses, observer: () => new ResponsesStreamObserver('resp_fallback'), terminal: 'event: response.completed', before: 'event: response.output_item.done' },
+  ];
+
+  test.each(cases)('$format: after the terminal event, before the upstream body ended, is a delivered answer (ok) with its usage', async ({ bytes, observer, terminal }) => {
+    for (let seed = 1; seed <= 30; seed++) {
+      const watched = observer();
+      const ends: string[] = [];
+      const aborts: string[] = [];
+      const stream = relayStream(streamThenSilence(randomChunks(bytes, seed, 40)), new PassthroughProcessor(watched), {
+        onFirstByte: () => {},
+        onEnd: (outcome) => ends.push(outcome),
+        abortUpstream: (reason) => aborts.push(reason),
+        describeFailure: () => ({ outcome: 'upstream_failed', message: 'failed' }),
+      });
+      const text = await readThenHangUp(stream, terminal);
+      expect(text.includes(terminal)).toBe(true);
+      expect(ends).toEqual(['ok']);
+      expect(aborts).toHaveLength(1);
+      expect(watched.usage?.outputTokens).toBeGreaterThan(0);
+    }
+  });
+
+  test.each(cases)('$format: before the terminal event is client_closed', async ({ bytes, observer, before, terminal }) => {
+    const ends: string[] = [];
+    const cut = bytes.indexOf('\n\n', bytes.indexOf(before)) + 2;
+    const stream = relayStream(streamThenSilence([bytes.subarray(0, cut), bytes.subarray(cut)]), new PassthroughProcessor(observer()), {
+      onFirstByte: () => {},
+      onEnd: (outcome) => ends.push(outcome),
+      abortUpstream: () => {},
+      describeFailure: () => ({ outcome: 'upstream_failed', message: 'failed' }),
+    });
+    const text = await readThenHangUp(stream, before);
+    expect(text.includes(terminal)).toBe(false);
+    expect(ends).toEqual(['client_closed']);
+  });
+});
+
 describe('relayStream passthrough, Responses', () => {
   const bytes = Buffer.from(fixture('openai/reasoning-tool-stream.sse'));
 

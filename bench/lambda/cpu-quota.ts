@@ -28,7 +28,25 @@ export interface QuotaGroup {
   launch(command: string, args: string[]): { command: string; args: string[] };
   /** Time the group's processes spent throttled so far, µs. */
   throttledUs(): number;
+  /**
+   * Lets the group use one full vCPU until `sizeCpu()`: an on-demand environment's Init phase
+   * runs unthrottled on Lambda (see `INIT_BURST`).
+   */
+  fullCpu(): void;
+  /** Back to the size's share (the state a group starts in). */
+  sizeCpu(): void;
 }
+
+/**
+ * Lambda runs the Init phase of an on-demand execution environment at a full vCPU, whatever the
+ * memory size, and only then applies the size's share; provisioned concurrency environments get
+ * no burst, but they initialize before any request waits for them. Sources: AWS's Serverless Land
+ * guide "Effectively running Java on Serverless", section "Utilize initialization phase"
+ * (https://serverlessland.com/content/service/lambda/guides/effectively-running-java-on-serverless/init-heavy-lifting),
+ * and the AWS Lambda Web Adapter's "Async Initialization"
+ * (https://awslabs.github.io/aws-lambda-web-adapter/configuration/async-init.html).
+ */
+export const INIT_BURST = 'Init at one full vCPU, then the size\'s share';
 
 export interface CpuQuota {
   /** `cgroup v2 cpu.max` or `cgroup v1 cpu.cfs_quota_us`, with the directory. */
@@ -152,13 +170,16 @@ function quotaIn(controller: Controller, parent: string): CpuQuota {
       mkdirSync(dir, { recursive: true });
       made.push(dir);
       const share = memoryMb / ONE_VCPU_MB;
-      controller.limit(dir, Math.max(1_000, Math.round(share * PERIOD_US)));
+      const sizeQuotaUs = Math.max(1_000, Math.round(share * PERIOD_US));
+      controller.limit(dir, sizeQuotaUs);
       const procs = join(dir, 'cgroup.procs');
       return {
         memoryMb,
         share,
         launch: (command, args) => ({ command: '/bin/sh', args: ['-c', `echo $$ > '${procs}' && exec "$0" "$@"`, command, ...args] }),
         throttledUs: () => controller.throttledUs(dir),
+        fullCpu: () => controller.limit(dir, PERIOD_US),
+        sizeCpu: () => controller.limit(dir, sizeQuotaUs),
       };
     },
     close() {

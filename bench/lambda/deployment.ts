@@ -29,7 +29,7 @@ export interface Deployment {
   key: string;
   stub: BenchChild;
   /** `environment` adds variables (NODE_OPTIONS=--cpu-prof to see where a cold start goes). */
-  startFunction(options: { memoryMb: number; launch: Launch | undefined; environment?: Record<string, string> }): Promise<FunctionUnderTest>;
+  startFunction(options: { memoryMb: number; launch: Launch | undefined; environment?: Record<string, string>; onInitDone?: () => void }): Promise<FunctionUnderTest>;
   close(): Promise<void>;
 }
 
@@ -99,8 +99,8 @@ export async function startDeployment(taskRoot: string): Promise<Deployment> {
     return {
       key: minted.key,
       stub,
-      async startFunction({ memoryMb, launch, environment: extra = {} }) {
-        const lambda = await startLambdaEnvironment({ ricEntry, taskRoot, handler: 'index.handler', timeoutMs: TIMEOUT_MS, memoryMb, environment: { ...environment, ...extra }, ...(launch ? { launch } : {}) });
+      async startFunction({ memoryMb, launch, environment: extra = {}, onInitDone }) {
+        const lambda = await startLambdaEnvironment({ ricEntry, taskRoot, handler: 'index.handler', timeoutMs: TIMEOUT_MS, memoryMb, environment: { ...environment, ...extra }, ...(launch ? { launch } : {}), ...(onInitDone ? { onInitDone } : {}) });
         const invocations: FunctionUnderTest['invocations'] = [];
         const front = await startFunctionUrlFront((event) => {
           const invocation = lambda.invoke(event);

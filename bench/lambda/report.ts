@@ -1,4 +1,5 @@
 import { median, percentile } from '../stats.ts';
+import { INIT_BURST } from './cpu-quota.ts';
 import { initCostUsd, LAMBDA_ARM64_PRICES, TURN_SECONDS, usdPerMillionTurns } from './pricing.ts';
 import type { LambdaResults, SizeResult } from './sizes.ts';
 
@@ -7,10 +8,11 @@ export function formatLambdaReport(results: LambdaResults, smoke: boolean): stri
   const lines = [
     `Lambda memory sizes${smoke ? ' (SMOKE RUN: one sample each, figures are meaningless)' : ''}: ${results.method}`,
     `Production bundle under aws-lambda-ric behind a Function URL front; DynamoDB, Secrets Manager and the upstream over HTTPS on loopback.`,
+    `Cold start on demand: ${INIT_BURST} (as Lambda runs an on-demand environment); "throttled from start": the size's share from process start.`,
     `Others' load: up to ${(results.othersShare * 100).toFixed(0)} % of a core in a measured window; load average ${results.loadAverage.start.map((value) => value.toFixed(2)).join(' ')} at start, ${results.loadAverage.end.map((value) => value.toFixed(2)).join(' ')} at end.`,
     '',
     table(
-      ['Memory', 'CPU', 'Bundle import', 'Node start', 'Cold start: first answer', 'of which init', 'of which invocation', 'Cold start CPU', 'Warm, billed p50', 'Warm, added p50', 'CPU / request', 'CPU / event (pass / transl.)', 'Peak RSS', 'Throttled'],
+      ['Memory', 'CPU', 'Bundle import', 'Node start', 'Cold start on demand: first answer', 'of which init', 'of which invocation', 'Cold start CPU', 'Cold start throttled from start', 'Warm, billed p50', 'Warm, added p50', 'CPU / request', 'CPU / event (pass / transl.)', 'Peak RSS', 'Throttled'],
       results.sizes.map((size) => [
         memory(size),
         Number.isFinite(size.share) ? `${(size.share * 100).toFixed(0)} %` : 'full',
@@ -20,6 +22,7 @@ export function formatLambdaReport(results: LambdaResults, smoke: boolean): stri
         ms(size.initMs),
         ms(size.firstInvocationMs),
         ms(size.coldCpuMs),
+        ms(size.coldThrottledMs),
         oneMs(percentile(size.warmBilledMs, 50)),
         oneMs(addedMs(size)),
         `${Math.round(size.cpuPerRequestUs)} us`,

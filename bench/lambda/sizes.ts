@@ -22,8 +22,13 @@ export interface SizeResult {
   importMs: number[];
   /** `node -e ""`, spawn to exit, ms: Node's own start under the same quota. */
   nodeStartMs: number[];
-  /** Request sent -> last byte received, the request starting a new execution environment, ms. */
+  /**
+   * Request sent -> last byte received, the request starting a new on-demand execution
+   * environment: Init at one full vCPU, the invocation at the size's share (cpu-quota.ts, INIT_BURST), ms.
+   */
   coldMs: number[];
+  /** The same with the size's share from process start (no Init burst): the conservative bound, ms. */
+  coldThrottledMs: number[];
   /** Of which: process start -> the runtime takes the invocation (Node, runtime client, handler import). */
   initMs: number[];
   /** Of which: the invocation itself (first key lookup, secret read, upstream call), taken -> response complete. */
@@ -70,6 +75,7 @@ export async function measureLambdaSizes(config: BenchConfig, bundle: BuiltBundl
     importMs: [],
     nodeStartMs: [],
     coldMs: [],
+    coldThrottledMs: [],
     initMs: [],
     firstInvocationMs: [],
     coldCpuMs: [],
@@ -97,7 +103,10 @@ export async function measureLambdaSizes(config: BenchConfig, bundle: BuiltBundl
     }
     for (let sample = 0; sample < config.lambda.coldSamples; sample++) {
       log(`Lambda sizes: cold start ${sample + 1}/${config.lambda.coldSamples} (${groups.map(name).join(', ')})`);
-      for (const [i, group] of groups.entries()) await load.around(() => coldSample(deployment, group, results[i] as SizeResult));
+      for (const [i, group] of groups.entries()) {
+        await load.around(() => coldSample(deployment, group, results[i] as SizeResult));
+        if (group) await load.around(() => coldThrottledSample(deployment, group, results[i] as SizeResult));
+      }
     }
     for (const [i, group] of groups.entries()) {
       log(`Lambda sizes: warm requests and streams, ${name(group)}`);
@@ -131,8 +140,18 @@ function checked(record: ResponseRecord, expectEvents?: number): ResponseRecord 
   return record;
 }
 
+/** An on-demand cold start: Init at a full vCPU, the size's share from the first poll for an invocation on. */
 async function coldSample(deployment: Deployment, group: QuotaGroup | undefined, result: SizeResult): Promise<number> {
-  const fn = await deployment.startFunction({ memoryMb: group?.memoryMb ?? 1769, launch: group?.launch });
+  group?.fullCpu();
+  try {
+    return await coldStart(deployment, group, result);
+  } finally {
+    group?.sizeCpu();
+  }
+}
+
+async function coldStart(deployment: Deployment, group: QuotaGroup | undefined, result: SizeResult): Promise<number> {
+  const fn = await deployment.startFunction({ memoryMb: group?.memoryMb ?? 1769, launch: group?.launch, ...(group ? { onInitDone: () => group.sizeCpu() } : {}) });
   try {
     const record = await send(fn.url, request(deployment, fn.url, MESSAGES, INSTANT, false));
     const invocation = fn.invocations[0];
@@ -144,6 +163,19 @@ async function coldSample(deployment: Deployment, group: QuotaGroup | undefined,
     const cpuUs = fn.cpuUs();
     result.coldCpuMs.push(cpuUs / 1000);
     return cpuUs;
+  } finally {
+    await fn.close();
+  }
+}
+
+/** A cold start under the size's share from process start (no Init burst): only its total is kept. */
+async function coldThrottledSample(deployment: Deployment, group: QuotaGroup, result: SizeResult): Promise<number> {
+  const fn = await deployment.startFunction({ memoryMb: group.memoryMb, launch: group.launch });
+  try {
+    const record = await send(fn.url, request(deployment, fn.url, MESSAGES, INSTANT, false));
+    result.coldThrottledMs.push(record.endAt - record.startAt);
+    await fn.logged(1);
+    return fn.cpuUs();
   } finally {
     await fn.close();
   }

@@ -26,6 +26,11 @@ export interface LambdaEnvironmentOptions {
    * stays the runtime's.
    */
   launch?: (command: string, args: string[]) => { command: string; args: string[] };
+  /**
+   * Called when a new runtime process first polls for an invocation: its Init phase is over
+   * (bench/lambda/ lifts the CPU quota for Init, as Lambda does for on-demand environments).
+   */
+  onInitDone?: () => void;
 }
 
 export interface LambdaEnvironment {
@@ -41,7 +46,16 @@ export interface LambdaEnvironment {
 
 export async function startLambdaEnvironment(options: LambdaEnvironmentOptions): Promise<LambdaEnvironment> {
   const functionName = options.functionName ?? 'gateway-ric';
-  const api = await startRuntimeApi({ functionName });
+  // Set when a runtime process starts, cleared by its first poll of /next.
+  let initializing = false;
+  const api = await startRuntimeApi({
+    functionName,
+    onPoll: () => {
+      if (!initializing) return;
+      initializing = false;
+      options.onInitDone?.();
+    },
+  });
   const stdout: string[] = [];
   const stderr: string[] = [];
   const starts: LambdaEnvironment['starts'] = [];
@@ -74,6 +88,7 @@ export async function startLambdaEnvironment(options: LambdaEnvironmentOptions):
 
   const start = () => {
     const command = options.launch?.(process.execPath, [options.ricEntry]) ?? { command: process.execPath, args: [options.ricEntry] };
+    initializing = true;
     const started = spawn(command.command, command.args, { cwd: options.taskRoot, env: environment, stdio: ['ignore', 'pipe', 'pipe'] });
     const record: LambdaEnvironment['starts'][number] = { pid: started.pid, exit: undefined };
     const deliveredBefore = api.delivered();

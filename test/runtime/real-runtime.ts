@@ -19,6 +19,7 @@ export interface RealRuntimeOptions {
   /** The function's memory setting (AWS_LAMBDA_FUNCTION_MEMORY_SIZE) and how its process is started. */
   memoryMb?: number;
   launch?: LambdaEnvironmentOptions['launch'];
+  onInitDone?: LambdaEnvironmentOptions['onInitDone'];
   /** The address the function is given for DynamoDB, from the store's own (e.g. a proxy in front of it). */
   dynamoEndpoint?: (storeEndpoint: string) => Promise<string>;
 }
@@ -61,6 +62,7 @@ export async function startRealRuntime(options: RealRuntimeOptions): Promise<Rea
     timeoutMs: options.timeoutMs,
     ...(options.memoryMb === undefined ? {} : { memoryMb: options.memoryMb }),
     ...(options.launch === undefined ? {} : { launch: options.launch }),
+    ...(options.onInitDone === undefined ? {} : { onInitDone: options.onInitDone }),
     environment: {
       GATEWAY_CONFIG_JSON: JSON.stringify(options.routing),
       GATEWAY_KEYS_TABLE: tables.keys,

@@ -86,7 +86,13 @@ export interface RuntimeApi {
   close(): Promise<void>;
 }
 
-export async function startRuntimeApi(options: { functionName: string }): Promise<RuntimeApi> {
+export interface RuntimeApiOptions {
+  functionName: string;
+  /** Called on every `/next` poll, before an invocation is handed out (a first poll ends the runtime's Init phase). */
+  onPoll?: () => void;
+}
+
+export async function startRuntimeApi(options: RuntimeApiOptions): Promise<RuntimeApi> {
   const functionArn = `arn:aws:lambda:us-east-1:123456789012:function:${options.functionName}`;
   const queue: Pending[] = [];
   const byId = new Map<string, Pending>();
@@ -98,6 +104,7 @@ export async function startRuntimeApi(options: { functionName: string }): Promis
 
   let lastDelivered: Pending | undefined;
   const next = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    options.onPoll?.();
     if (lastDelivered && lastDelivered.releasedAt === undefined) lastDelivered.releasedAt = performance.now();
     const deliver = (invocation: Pending) => {
       active = invocation;

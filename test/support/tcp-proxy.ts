@@ -15,6 +15,8 @@ export interface TcpProxyOptions {
    * URLs (README, "Check it end to end"). Absent: bytes pass at once.
    */
   holdSmallWrites?: { untilBytes: number; holdMs: number };
+  /** The first this many connections are accepted and never answered (a service that hangs); later ones pass. */
+  stallFirst?: number;
 }
 
 /** A loopback TCP proxy to `target` (an http:// origin): counts connections, and can hold small writes. */
@@ -24,6 +26,12 @@ export async function startTcpProxy(target: string, options: TcpProxyOptions = {
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     count += 1;
+    if (count <= (options.stallFirst ?? 0)) {
+      sockets.add(client);
+      client.on('error', () => {}).on('close', () => sockets.delete(client));
+      client.resume();
+      return;
+    }
     const upstream = net.connect({ host: hostname, port: Number(port), noDelay: true });
     for (const socket of [client, upstream]) {
       sockets.add(socket);

@@ -68,6 +68,29 @@ export const handler = createGateway({
   fetch: nodeHttpFetch,
 });
 
+/**
+ * Lambda runs an on-demand environment's Init at a full vCPU whatever the memory size, and its
+ * invocations at the size's share (docs/performance.md, "Lambda memory sizes"). The first
+ * request would otherwise open the TLS connections to Secrets Manager and DynamoDB and read the
+ * secret at that share (at 512 MB, 29 % of a vCPU); here they cost a fraction of it. Bounded and
+ * never fatal: a request reads again whatever this did not finish.
+ */
+const INIT_WARM_UP_MS = 2_000;
+/** A key-table lookup that finds nothing (real hashes are 64 hex digits): it only opens the connection. */
+const WARM_UP_KEY_HASH = 'init-warm-up';
+
+async function warmUp(): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const work = Promise.allSettled([credentials.prefetch(), keys.get(WARM_UP_KEY_HASH)]).then(() => true);
+  const finished = await Promise.race([work, new Promise<boolean>((resolve) => (timer = setTimeout(resolve, INIT_WARM_UP_MS, false)))]);
+  clearTimeout(timer);
+  // A read still under way would be frozen with the environment (provisioned concurrency) and
+  // could fail on thaw: requests start their own instead of waiting on it.
+  if (!finished) credentials.invalidate();
+}
+
+if (env.AWS_LAMBDA_RUNTIME_API && !localStore) await warmUp();
+
 /** Writes the usage still held in memory (npm start calls it before it exits; on Lambda nothing is ever held). */
 export async function flushUsage(): Promise<void> {
   await usage?.close();

@@ -29,7 +29,7 @@ export function authenticate(deps: GatewayDeps, cache: KeyCache): GatewayMiddlew
       // The upstream credentials (a Secrets Manager read when not cached) are fetched while the key
       // is looked up, not after: on a cold start the two reads overlap. Only for a key of our
       // format on a route that reaches an upstream, so scanners and model lists read nothing.
-      if (UPSTREAM_ROUTES.has(state.route?.name ?? '')) deps.credentials.prefetch();
+      if (UPSTREAM_ROUTES.has(state.route?.name ?? '')) void deps.credentials.prefetch();
       let record: KeyRecord | undefined;
       try {
         record = await cache.get(hash, load);

@@ -13,11 +13,12 @@ export interface CredentialSource {
   /** Drops cached values, e.g. after an upstream 401 (the operator may have rotated the key). */
   invalidate(): void;
   /**
-   * Starts fetching what `keys` will need, without waiting for it, so that a read the request
-   * will make anyway runs alongside the key lookup instead of after it (a cold start's first
-   * request pays both). Failures are left for `keys` to report.
+   * Starts fetching what `keys` will need, so that a read the request will make anyway runs
+   * alongside the key lookup instead of after it (a cold start's first request pays both), or
+   * during Lambda's Init (lambda/handler.ts). Resolves once the read has settled and never
+   * rejects: failures are left for `keys` to report.
    */
-  prefetch(): void;
+  prefetch(): Promise<void>;
 }
 
 /** Local runs: the key is in the environment variable the upstream names. */
@@ -38,7 +39,7 @@ export class EnvCredentials implements CredentialSource {
 
   invalidate(): void {}
 
-  prefetch(): void {}
+  async prefetch(): Promise<void> {}
 }
 
 /**
@@ -73,8 +74,11 @@ export class SecretsManagerCredentials implements CredentialSource {
     this.#cache = undefined;
   }
 
-  prefetch(): void {
-    this.#load().catch(() => {});
+  prefetch(): Promise<void> {
+    return this.#load().then(
+      () => {},
+      () => {},
+    );
   }
 
   #load(): Promise<Record<string, string[]>> {

@@ -111,6 +111,16 @@ describe('SecretsManagerCredentials', () => {
 });
 
 describe('prefetch', () => {
+  test('resolves once the secret has been read, and keys() then reads nothing more', async () => {
+    const stub = await startSecretsStub(() => '{"anthropic":"sk-ant-init"}');
+    const credentials = new SecretsManagerCredentials('gateway/upstreams', stub.client);
+    await credentials.prefetch();
+    expect(stub.calls()).toBe(1);
+    expect(await credentials.keys(anthropic)).toEqual(['sk-ant-init']);
+    expect(stub.calls()).toBe(1);
+    await stub.close();
+  });
+
   test('starts the one read the next keys() call then uses', async () => {
     const stub = await startSecretsStub(() => '{"anthropic":"sk-ant-early"}');
     const credentials = new SecretsManagerCredentials('gateway/upstreams', stub.client);
@@ -125,12 +135,14 @@ describe('prefetch', () => {
     let secret: string | undefined;
     const stub = await startSecretsStub(() => secret);
     const credentials = new SecretsManagerCredentials('gateway/upstreams', stub.client);
-    credentials.prefetch();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Resolves once the read has failed, without rejecting.
+    await expect(credentials.prefetch()).resolves.toBeUndefined();
+    expect(stub.calls()).toBe(1);
     await expect(credentials.keys(anthropic)).rejects.toMatchObject({ kind: 'configuration' });
+    expect(stub.calls()).toBe(2);
     secret = '{"anthropic":"sk-after"}';
     expect(await credentials.keys(anthropic)).toEqual(['sk-after']);
-    new EnvCredentials({}).prefetch();
+    await expect(new EnvCredentials({}).prefetch()).resolves.toBeUndefined();
     await stub.close();
   });
 });

@@ -59,8 +59,10 @@ export function createGateway(deps: GatewayDeps) {
           ),
         );
       }
-      // A client gone while a complete answer was still being written (the upstream's usage is
-      // whole, so it was metered as is above) is logged as the client's hang-up, not as ok.
+      // A client gone while a complete non-streamed answer was still being written (the
+      // upstream's usage is whole, so it was metered as is above) is logged as the client's
+      // hang-up, not as ok. A stream has set its outcome itself (relay.ts): ok once its terminal
+      // event was handed over.
       if (state.outcome === undefined && state.abandon?.aborted) state.outcome = String(state.abandon.reason);
       await Promise.allSettled(state.pending);
       deps.log(requestLogLine(state, deps.settings.metricsNamespace));

@@ -86,7 +86,8 @@ export async function passthroughAttempt(
       onEnd: (outcome) => {
         state.usage = observer.usage;
         state.outputBytes = observer.outputBytes;
-        if (outcome !== 'ok') state.outcome = outcome;
+        // Set even when ok: a stream whose terminal event was handed over is delivered, whenever the client leaves.
+        state.outcome = outcome;
       },
     });
     return { served: { statusCode: response.status, headers: { ...headers, 'cache-control': 'no-cache' }, body: relayed } };

@@ -80,8 +80,8 @@ export async function translatedAttempt(state: RequestState, deps: GatewayDeps, 
     keepaliveMs: deps.settings.keepaliveMs,
     onEnd: (outcome) => {
       recordUsage();
-      if (outcome !== 'ok') state.outcome = outcome;
-      else if (translator.error) state.outcome = 'upstream_error';
+      // Set even when ok: a stream whose terminal event was handed over is delivered, whenever the client leaves.
+      state.outcome = outcome === 'ok' && translator.error ? 'upstream_error' : outcome;
     },
   });
   return { served: { statusCode: 200, headers: { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' }, body } };

@@ -181,6 +181,29 @@ describe('1. hang-ups after the request was sent', () => {
   });
 });
 
+describe('1. a hang-up after the terminal event is a delivered answer', () => {
+  // Codex drops the connection once it has read response.completed, often before the last
+  // chunk of the body: the answer and its usage were delivered, so the outcome is ok.
+  const TERMINAL: Record<Family, string> = { messages: 'event: message_stop', responses: 'event: response.completed' };
+
+  test.each(STREAMING)('%s: outcome ok with the usage the upstream reported, upstream call closed', async (name) => {
+    const route = ROUTES[name] as RouteCase;
+    const { head, body, marker, model } = request(route, 'linger', true, true);
+    const mark = chaos.gateway.mark();
+    const connection = await chaos.gateway.connect();
+    await connection.write(head + body);
+    const upstream = await upstreamRequest(route, marker);
+    await chaos.gateway.waitFor(() => connection.received.includes(TERMINAL[route.family]), 'the terminal event');
+    connection.reset();
+    const line = await chaos.gateway.nextLine(mark, (candidate) => candidate.model === model);
+    expect(line).toMatchObject({ status: 200, outcome: 'ok' });
+    expect(line.usageEstimated).toBeUndefined();
+    expect(line.usage).toMatchObject({ inputTokens: expect.any(Number), outputTokens: expect.any(Number) });
+    expect(await closedWithin(upstream, 2_000)).toBe(true);
+    await chaos.gateway.probe('after a client hung up right after the terminal event');
+  });
+});
+
 describe('1. orderly closes (FIN) instead of resets', () => {
   const route = ROUTES['/first/v1/messages'] as RouteCase;
 

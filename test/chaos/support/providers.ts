@@ -14,7 +14,7 @@ import { fixture, sseEvents, startUpstream, type RecordedRequest, type UpstreamS
  *   flood   a stream that sends 64 KB events as fast as the gateway takes them, until it goes away
  * Every stream is cut after 30 s whatever happens, so a stub never outlives a test.
  */
-export type Behaviour = 'ok' | 'slow' | 'hold' | 'bigjson' | 'halfjson' | 'drip' | 'flood';
+export type Behaviour = 'ok' | 'slow' | 'hold' | 'bigjson' | 'halfjson' | 'drip' | 'flood' | 'linger';
 
 export interface Providers {
   anthropic: UpstreamStub;
@@ -46,7 +46,7 @@ export function behaviourOf(request: RecordedRequest): Behaviour {
     // Not JSON (the gateway should never send that): answer normally, the test will see it.
   }
   const word = model.split('-')[1] ?? 'ok';
-  return (['ok', 'slow', 'hold', 'bigjson', 'halfjson', 'drip', 'flood'].includes(word) ? word : 'ok') as Behaviour;
+  return (['ok', 'slow', 'hold', 'bigjson', 'halfjson', 'drip', 'flood', 'linger'].includes(word) ? word : 'ok') as Behaviour;
 }
 
 /** Resolves when the gateway has closed the request's connection, or false after `ms`. */
@@ -84,6 +84,11 @@ function answer(provider: 'anthropic' | 'openai') {
     const events = sseEvents(fixture(provider === 'anthropic' ? 'anthropic/text-stream.sse' : 'openai/text-stream.sse'));
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'request-id': 'req_upstream_chaos' });
     if (behaviour === 'drip' || behaviour === 'flood') return endless(provider, events, behaviour, request, res);
+    if (behaviour === 'linger') {
+      // The whole stream, terminal event included, and then the connection stays open.
+      res.write(events.join(''));
+      return hold(request, res);
+    }
     res.end(events.join(''));
   };
 }

@@ -140,45 +140,55 @@ function checked(record: ResponseRecord, expectEvents?: number): ResponseRecord 
   return record;
 }
 
-/** An on-demand cold start: Init at a full vCPU, the size's share from the first poll for an invocation on. */
+interface ColdStart {
+  /** Request sent -> last byte received, ms. */
+  coldMs: number;
+  /** Process start -> the runtime takes the invocation, ms. */
+  initMs: number;
+  /** The invocation taken -> response complete, ms. */
+  firstInvocationMs: number;
+  /** CPU time of the runtime process by then, its writes after the response included, µs. */
+  cpuUs: number;
+}
+
+/**
+ * One new execution environment's first request. `initBurst`: Init at a full vCPU and the
+ * size's share from the runtime's first poll for an invocation on, as Lambda runs an on-demand
+ * environment; otherwise the size's share from process start.
+ */
+async function coldStart(deployment: Deployment, group: QuotaGroup | undefined, initBurst: boolean): Promise<ColdStart> {
+  if (initBurst) group?.fullCpu();
+  try {
+    const fn = await deployment.startFunction({ memoryMb: group?.memoryMb ?? 1769, launch: group?.launch, ...(initBurst && group ? { onInitDone: () => group.sizeCpu() } : {}) });
+    try {
+      const record = await send(fn.url, request(deployment, fn.url, MESSAGES, INSTANT, false));
+      const invocation = fn.invocations[0];
+      if (invocation?.takenAt === undefined || invocation.finishedAt === undefined) throw new Error('the cold invocation was not timed');
+      await fn.logged(1);
+      return { coldMs: record.endAt - record.startAt, initMs: invocation.takenAt - record.startAt, firstInvocationMs: invocation.finishedAt - invocation.takenAt, cpuUs: fn.cpuUs() };
+    } finally {
+      await fn.close();
+    }
+  } finally {
+    if (initBurst) group?.sizeCpu();
+  }
+}
+
+/** An on-demand cold start, recorded in full. */
 async function coldSample(deployment: Deployment, group: QuotaGroup | undefined, result: SizeResult): Promise<number> {
-  group?.fullCpu();
-  try {
-    return await coldStart(deployment, group, result);
-  } finally {
-    group?.sizeCpu();
-  }
+  const cold = await coldStart(deployment, group, true);
+  result.coldMs.push(cold.coldMs);
+  result.initMs.push(cold.initMs);
+  result.firstInvocationMs.push(cold.firstInvocationMs);
+  result.coldCpuMs.push(cold.cpuUs / 1000);
+  return cold.cpuUs;
 }
 
-async function coldStart(deployment: Deployment, group: QuotaGroup | undefined, result: SizeResult): Promise<number> {
-  const fn = await deployment.startFunction({ memoryMb: group?.memoryMb ?? 1769, launch: group?.launch, ...(group ? { onInitDone: () => group.sizeCpu() } : {}) });
-  try {
-    const record = await send(fn.url, request(deployment, fn.url, MESSAGES, INSTANT, false));
-    const invocation = fn.invocations[0];
-    if (invocation?.takenAt === undefined || invocation.finishedAt === undefined) throw new Error('the cold invocation was not timed');
-    result.coldMs.push(record.endAt - record.startAt);
-    result.initMs.push(invocation.takenAt - record.startAt);
-    result.firstInvocationMs.push(invocation.finishedAt - invocation.takenAt);
-    await fn.logged(1);
-    const cpuUs = fn.cpuUs();
-    result.coldCpuMs.push(cpuUs / 1000);
-    return cpuUs;
-  } finally {
-    await fn.close();
-  }
-}
-
-/** A cold start under the size's share from process start (no Init burst): only its total is kept. */
+/** A cold start throttled from process start (no Init burst): only its total is kept. */
 async function coldThrottledSample(deployment: Deployment, group: QuotaGroup, result: SizeResult): Promise<number> {
-  const fn = await deployment.startFunction({ memoryMb: group.memoryMb, launch: group.launch });
-  try {
-    const record = await send(fn.url, request(deployment, fn.url, MESSAGES, INSTANT, false));
-    result.coldThrottledMs.push(record.endAt - record.startAt);
-    await fn.logged(1);
-    return fn.cpuUs();
-  } finally {
-    await fn.close();
-  }
+  const cold = await coldStart(deployment, group, false);
+  result.coldThrottledMs.push(cold.coldMs);
+  return cold.cpuUs;
 }
 
 /** One warm environment: CPU and billed time per request, CPU per streamed event, peak memory. */

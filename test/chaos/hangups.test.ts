@@ -51,6 +51,16 @@ async function upstreamRequest(route: RouteCase, marker: string) {
   return stub.requests.find((recorded) => recorded.body.includes(marker)) as (typeof stub.requests)[number];
 }
 
+/** An authenticated request of the route sent whole, once the upstream has it: the start of every hang-up after the request. */
+async function sentToUpstream(route: RouteCase, behaviour: string, stream: boolean) {
+  const { head, body, marker, model } = request(route, behaviour, true, stream);
+  const mark = chaos.gateway.mark();
+  const connection = await chaos.gateway.connect();
+  await connection.write(head + body);
+  const upstream = await upstreamRequest(route, marker);
+  return { connection, upstream, mark, model };
+}
+
 /**
  * The log line of the hung-up request says the client left. It is the first line after `mark`
  * with no model (the body was never parsed) or with this request's model.
@@ -124,11 +134,7 @@ describe('1. hang-ups before the request is complete', () => {
 describe('1. hang-ups after the request was sent', () => {
   test.each(Object.keys(ROUTES))('while the upstream has not answered yet (%s): 499, upstream call cancelled', async (name) => {
     const route = ROUTES[name] as RouteCase;
-    const { head, body, marker, model } = request(route, 'hold', true, route.streams);
-    const mark = chaos.gateway.mark();
-    const connection = await chaos.gateway.connect();
-    await connection.write(head + body);
-    const upstream = await upstreamRequest(route, marker);
+    const { connection, upstream, mark, model } = await sentToUpstream(route, 'hold', route.streams);
     connection.reset();
     await expectClientClosed(mark, model, { answerStarted: false, authenticated: true });
     expect(await closedWithin(upstream, 2_000)).toBe(true);
@@ -138,11 +144,7 @@ describe('1. hang-ups after the request was sent', () => {
   test.each(SAME_FORMAT)('while a non-streamed answer is being read from the upstream (%s): 499, upstream call cancelled', async (name) => {
     const route = ROUTES[name] as RouteCase;
     // The upstream sends its head and half its JSON, then nothing: the gateway is reading the answer.
-    const { head, body, marker, model } = request(route, 'halfjson', true, false);
-    const mark = chaos.gateway.mark();
-    const connection = await chaos.gateway.connect();
-    await connection.write(head + body);
-    const upstream = await upstreamRequest(route, marker);
+    const { connection, upstream, mark, model } = await sentToUpstream(route, 'halfjson', false);
     connection.reset();
     await expectClientClosed(mark, model, { answerStarted: false, authenticated: true });
     expect(await closedWithin(upstream, 2_000)).toBe(true);
@@ -166,11 +168,7 @@ describe('1. hang-ups after the request was sent', () => {
 
   test.each(STREAMING)('mid-stream (%s): upstream call cancelled', async (name) => {
     const route = ROUTES[name] as RouteCase;
-    const { head, body, marker, model } = request(route, 'drip', true, true);
-    const mark = chaos.gateway.mark();
-    const connection = await chaos.gateway.connect();
-    await connection.write(head + body);
-    const upstream = await upstreamRequest(route, marker);
+    const { connection, upstream, mark, model } = await sentToUpstream(route, 'drip', true);
     const answer = await connection.head(10_000);
     expect(answer.status).toBe(200);
     await chaos.gateway.waitFor(() => connection.received.includes('data:'), 'the first streamed event');
@@ -188,11 +186,7 @@ describe('1. a hang-up after the terminal event is a delivered answer', () => {
 
   test.each(STREAMING)('%s: outcome ok with the usage the upstream reported, upstream call closed', async (name) => {
     const route = ROUTES[name] as RouteCase;
-    const { head, body, marker, model } = request(route, 'linger', true, true);
-    const mark = chaos.gateway.mark();
-    const connection = await chaos.gateway.connect();
-    await connection.write(head + body);
-    const upstream = await upstreamRequest(route, marker);
+    const { connection, upstream, mark, model } = await sentToUpstream(route, 'linger', true);
     await chaos.gateway.waitFor(() => connection.received.includes(TERMINAL[route.family]), 'the terminal event');
     connection.reset();
     const line = await chaos.gateway.nextLine(mark, (candidate) => candidate.model === model);
@@ -219,11 +213,7 @@ describe('1. orderly closes (FIN) instead of resets', () => {
   });
 
   test('while the upstream has not answered yet', async () => {
-    const { head, body, marker, model } = request(route, 'hold', true, true);
-    const mark = chaos.gateway.mark();
-    const connection = await chaos.gateway.connect();
-    await connection.write(head + body);
-    const upstream = await upstreamRequest(route, marker);
+    const { connection, upstream, mark, model } = await sentToUpstream(route, 'hold', true);
     connection.destroy();
     await expectClientClosed(mark, model, { answerStarted: false, authenticated: true });
     expect(await closedWithin(upstream, 2_000)).toBe(true);
@@ -231,11 +221,7 @@ describe('1. orderly closes (FIN) instead of resets', () => {
   });
 
   test('mid-stream', async () => {
-    const { head, body, marker, model } = request(route, 'drip', true, true);
-    const mark = chaos.gateway.mark();
-    const connection = await chaos.gateway.connect();
-    await connection.write(head + body);
-    const upstream = await upstreamRequest(route, marker);
+    const { connection, upstream, mark, model } = await sentToUpstream(route, 'drip', true);
     await chaos.gateway.waitFor(() => connection.received.includes('data:'), 'the first streamed event');
     connection.destroy();
     await expectClientClosed(mark, model, { answerStarted: true, authenticated: true });

@@ -34,6 +34,8 @@ export interface TryState {
   status?: number;
   firstByteAt?: number;
   usage?: Usage;
+  /** The upstream reported its final usage (a complete answer, or a stream's closing usage): `usage` is whole, nothing is estimated. */
+  usageFinal?: boolean;
   /** Approximate bytes of generated content delivered (streams), for streams cut short. */
   outputBytes?: number;
   /** How the response ended when it was not a plain success (`client_closed`, `upstream_failed`...). */
@@ -43,7 +45,7 @@ export interface TryState {
 }
 
 /** Every TryState field: one added there and not here does not compile, so no try's field outlives it. */
-const TRY_FIELDS: { readonly [Field in keyof TryState]-?: true } = { upstream: true, upstreamModel: true, routedModel: true, modelAccepted: true, status: true, firstByteAt: true, usage: true, outputBytes: true, outcome: true, dropped: true };
+const TRY_FIELDS: { readonly [Field in keyof TryState]-?: true } = { upstream: true, upstreamModel: true, routedModel: true, modelAccepted: true, status: true, firstByteAt: true, usage: true, usageFinal: true, outputBytes: true, outcome: true, dropped: true };
 
 /** Clears what an earlier try wrote (a stream's status before its first event turned out an error, a JSON error's first byte...). */
 export function forgetTry(state: TryState): void {

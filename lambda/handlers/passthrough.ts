@@ -85,6 +85,7 @@ export async function passthroughAttempt(
       ...(pings ? { keepaliveMs: pings.keepaliveMs } : {}),
       onEnd: (outcome) => {
         state.usage = observer.usage;
+        state.usageFinal = observer.usageFinal;
         state.outputBytes = observer.outputBytes;
         // Set even when ok: a stream whose terminal event was handed over is delivered, whenever the client leaves.
         state.outcome = outcome;
@@ -135,4 +136,5 @@ function recordUsage(state: RequestState, bytes: Uint8Array): void {
   const usage = parseJsonObject(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'))?.usage;
   if (!isRecord(usage)) return;
   state.usage = state.family === 'messages' ? fromMessagesUsage(usage) : fromResponsesUsage(usage);
+  state.usageFinal = true;
 }

@@ -2,37 +2,56 @@ import { estimateTokens } from '../formats/token-estimate.ts';
 import type { Usage } from '../observability/usage.ts';
 import type { RequestState } from '../request-state.ts';
 
-/** Outcomes of streams that ended before the upstream's final usage arrived. */
-const CUT_SHORT = new Set(['client_closed', 'upstream_failed', 'upstream_truncated', 'upstream_idle', 'deadline']);
+/**
+ * How a response ends when the client did not get it whole: the client left, stopped reading
+ * or the server stopped (the runtime abandoned it), the deadline came, the upstream broke off,
+ * or the gateway itself failed mid-stream. The upstream worked (and bills) until then.
+ */
+const CUT_SHORT: ReadonlySet<string> = new Set(['client_closed', 'client_stalled', 'shutdown', 'deadline', 'upstream_failed', 'upstream_truncated', 'upstream_idle', 'internal_error']);
 
 /** Routes that run a model upstream (and cost tokens); probes, lists and counts do not. */
 const MODEL_ROUTES: ReadonlySet<string | undefined> = new Set(['messages', 'responses', 'responses_compact']);
+
+/** Routes that reach an upstream on a key's behalf: the model routes and the token counts. Key limits apply to all of them. */
+const UPSTREAM_ROUTES: ReadonlySet<string | undefined> = new Set([...MODEL_ROUTES, 'count_tokens', 'responses_input_tokens']);
 
 /** Requests that reach an upstream on behalf of a key are metered. */
 export function isMetered(state: RequestState): boolean {
   return state.key !== undefined && state.upstream !== undefined && MODEL_ROUTES.has(state.route?.name);
 }
 
-/** The routes key limits apply to: the ones that cost tokens. */
-export function runsModel(state: RequestState): boolean {
+/** The routes that cost tokens: budgets are charged by them, and their output ceiling is clamped. */
+export function runsModel(state: Pick<RequestState, 'route'>): boolean {
   return MODEL_ROUTES.has(state.route?.name);
 }
 
+/** The routes key limits apply to (requests per minute, spent budgets): every one that reaches an upstream. */
+export function reachesUpstream(state: Pick<RequestState, 'route'>): boolean {
+  return UPSTREAM_ROUTES.has(state.route?.name);
+}
+
 /**
- * The usage to charge. A stream cut short still cost what was delivered: known counts are kept,
- * and what the upstream never reported is estimated (input from the request, output from the
- * content relayed, 4 bytes per token), marked `estimated`.
+ * The usage to charge. The upstream's final usage is charged as it is. Without it, a response
+ * that was answered (any 2xx) or cut short is charged an estimate of what it cost, whatever
+ * ended it: the counts the upstream did report are kept, input the upstream never reported is
+ * estimated from the request, output from the content relayed (4 bytes per token), and the
+ * result is marked `estimated`. Never zero for a success: a 200 without usage (an upstream that
+ * does not report it) is charged its input at least. An upstream's own error answer costs
+ * nothing, and neither does an in-stream error that came before anything was generated.
  */
 export function chargeableUsage(state: RequestState): { usage: Usage | undefined; estimated: boolean } {
-  if (!CUT_SHORT.has(state.outcome ?? '')) return { usage: state.usage, estimated: false };
+  if (state.usageFinal) return { usage: state.usage, estimated: false };
+  const answered = state.status !== undefined && state.status >= 200 && state.status < 300;
+  if (!answered && !CUT_SHORT.has(state.outcome ?? '')) return { usage: state.usage, estimated: false };
   const output = Math.ceil((state.outputBytes ?? 0) / 4);
   const known = state.usage;
+  if (state.outcome === 'upstream_error' && known === undefined && output === 0) return { usage: undefined, estimated: false };
   const usage: Usage = {
+    ...known,
     inputTokens: known?.inputTokens || known?.cacheReadTokens || known?.cacheWriteTokens ? known.inputTokens : estimateTokens([state.rawBody]),
     outputTokens: Math.max(known?.outputTokens ?? 0, output),
     cacheReadTokens: known?.cacheReadTokens ?? 0,
     cacheWriteTokens: known?.cacheWriteTokens ?? 0,
-    ...(known?.cacheWrite1hTokens ? { cacheWrite1hTokens: known.cacheWrite1hTokens } : {}),
   };
   return { usage, estimated: true };
 }

@@ -17,6 +17,7 @@ export class ResponsesStreamObserver implements StreamObserver {
   finished = false;
   errored = false;
   usage: Usage | undefined;
+  usageFinal = false;
   outputBytes = 0;
   #responseId: string | undefined;
   #model: string | undefined;
@@ -45,7 +46,10 @@ export class ResponsesStreamObserver implements StreamObserver {
       this.finished = true;
       this.errored = type === 'response.failed' || type === 'error';
       const usage = parseJsonObject(parseSseEvent(bytes).data)?.response;
-      if (isRecord(usage) && isRecord(usage.usage)) this.usage = fromResponsesUsage(usage.usage);
+      if (isRecord(usage) && isRecord(usage.usage)) {
+        this.usage = fromResponsesUsage(usage.usage);
+        this.usageFinal = true;
+      }
     }
   }
 

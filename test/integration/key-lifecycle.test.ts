@@ -16,12 +16,29 @@ describe('key lifecycle', () => {
   let gateway: Harness;
   afterEach(() => gateway.close());
 
-  test('a new key works at once, even right after failed attempts with it', async () => {
-    gateway = await startGateway({ config, settings: { keyCacheSeconds: 60 } });
+  test('a key tried before it was stored works once its miss is forgotten (the shorter of 5 s and GATEWAY_KEY_CACHE_SECONDS)', async () => {
+    gateway = await startGateway({ config, settings: { keyCacheSeconds: 0.3 } });
     const { key, record } = await import('../../lambda/auth/issue-key.ts').then((module) => module.mintKey({ name: 'late' }));
     expect(await send(gateway, key)).toBe(401);
     await gateway.store.put(record);
+    expect(await send(gateway, key)).toBe(401); // the miss is still remembered
+    await new Promise((resolve) => setTimeout(resolve, 350));
     expect(await send(gateway, key)).toBe(200);
+  });
+
+  test('an unknown key costs one table read per 5 s, not one per attempt; made-up keys cannot grow the cache without bound', async () => {
+    let reads = 0;
+    gateway = await startGateway({ config, settings: { keyCacheSeconds: 30 } });
+    const originalGet = gateway.store.get.bind(gateway.store);
+    gateway.store.get = async (hash) => {
+      reads++;
+      return originalGet(hash);
+    };
+    const { key } = await import('../../lambda/auth/issue-key.ts').then((module) => module.mintKey({ name: 'never stored' }));
+    const statuses = [];
+    for (let attempt = 0; attempt < 10; attempt++) statuses.push(await send(gateway, key));
+    expect(statuses).toEqual(Array(10).fill(401));
+    expect(reads).toBe(1);
   });
 
   test('revocation takes effect once the cache entry expires (GATEWAY_KEY_CACHE_SECONDS)', async () => {

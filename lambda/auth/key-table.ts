@@ -42,4 +42,9 @@ export interface KeyRecord {
   models?: string[];
   lastUsedAt?: string;
   limits?: KeyLimits;
+  /**
+   * Attributes of the stored item that have the wrong type or are unknown, each named with what
+   * was expected (key-item.ts). A key with any is refused, whatever else it says.
+   */
+  malformed?: string[];
 }

@@ -13,8 +13,7 @@ import { requestContext } from './middleware/request-context.ts';
 import type { GatewayMiddleware } from './middleware/types.ts';
 import { requestLogLine } from './observability/request-log.ts';
 import { responseEnded, stateOf, type GatewayContext } from './request-state.ts';
-import { costMicroUsd } from './usage/cost.ts';
-import { chargeableUsage, isMetered } from './usage/metering.ts';
+import { chargeableUsage, isMetered, requestCost } from './usage/metering.ts';
 
 type Request = Parameters<NonNullable<GatewayMiddleware['before']>>[0];
 
@@ -46,10 +45,9 @@ export function createGateway(deps: GatewayDeps) {
         const { usage, estimated } = chargeableUsage(state);
         if (estimated) state.usageEstimated = true;
         state.usage = usage;
-        // Priced as the model the upstream was asked for, else the client's name; never free.
-        const price = deps.prices.lookup(state.upstreamModel, state.model);
-        state.priceSource = price.source;
-        state.costMicroUsd = usage ? costMicroUsd(usage, price.price) : 0;
+        const cost = requestCost(usage, state, deps.prices);
+        state.priceSource = cost.source;
+        state.costMicroUsd = cost.costMicroUsd;
         state.pending.push(
           deps.usage.record(state.key?.id as string, state.model as string, usage, new Date(), state.costMicroUsd).then(
             () => (state.usageWriteMs = Date.now() - (state.respondedAt as number)),

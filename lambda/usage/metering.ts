@@ -1,6 +1,9 @@
 import { estimateTokens } from '../formats/token-estimate.ts';
 import type { Usage } from '../observability/usage.ts';
 import type { RequestState } from '../request-state.ts';
+import { costMicroUsd } from './cost.ts';
+import { SERVER_TOOL_MICRO_USD, tierMultiplier, UNKNOWN_SERVER_TOOL_MICRO_USD, US_ONLY_INFERENCE_MULTIPLIER } from './premium-prices.ts';
+import type { PriceBook, PriceMatch } from './prices.ts';
 
 /**
  * How a response ends when the client did not get it whole: the client left, stopped reading
@@ -54,4 +57,26 @@ export function chargeableUsage(state: RequestState): { usage: Usage | undefined
     cacheWriteTokens: known?.cacheWriteTokens ?? 0,
   };
   return { usage, estimated: true };
+}
+
+/**
+ * What a request's usage costs, in micro-dollars: its tokens at its model's price (the model
+ * the upstream was asked for, else the client's; never free), times the multiplier of the
+ * premium tier that served it and US-only inference's, plus its server-tool calls at their
+ * per-call price (lambda/usage/premium-prices.ts).
+ */
+export function requestCost(usage: Usage | undefined, state: Pick<RequestState, 'upstreamModel' | 'model' | 'body'>, prices: PriceBook): { costMicroUsd: number; source: PriceMatch['source'] } {
+  const match = prices.lookup(state.upstreamModel, state.model);
+  if (!usage) return { costMicroUsd: 0, source: match.source };
+  let multiplier = 1;
+  if (usage.serviceTier) multiplier *= match.price.multipliers?.[usage.serviceTier] ?? tierMultiplier(usage.serviceTier, [state.upstreamModel, state.model].filter((model): model is string => model !== undefined));
+  if (usage.inferenceGeo === 'us') multiplier *= US_ONLY_INFERENCE_MULTIPLIER;
+  // OpenAI's older web_search_preview tool costs more per call on non-reasoning models: charged at that price when the request declared it.
+  const tools = Array.isArray(state.body?.tools) ? (state.body.tools as unknown[]) : [];
+  const preview = tools.some((tool) => typeof (tool as { type?: unknown })?.type === 'string' && (tool as { type: string }).type.startsWith('web_search_preview'));
+  let perCallMicroUsd = 0;
+  for (const [tool, calls] of Object.entries(usage.serverToolCalls ?? {})) {
+    perCallMicroUsd += calls * (SERVER_TOOL_MICRO_USD[tool === 'web_search' && preview ? 'web_search_preview' : tool] ?? UNKNOWN_SERVER_TOOL_MICRO_USD);
+  }
+  return { costMicroUsd: costMicroUsd(usage, match.price, { multiplier, perCallMicroUsd }), source: match.source };
 }

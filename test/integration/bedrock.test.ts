@@ -38,8 +38,8 @@ beforeAll(async () => {
         { model: 'claude-app-profile', upstream: 'br', upstreamModel: APP_PROFILE },
         { model: 'claude-with-fallback', upstream: 'ant', fallbacks: [{ upstream: 'br', upstreamModel: PROFILE }] },
         { model: 'claude-keyed', upstream: 'brKeyed', upstreamModel: PROFILE },
-        // Passes the client's model name to Bedrock (the stack would need "anyModel").
-        { model: '*', upstream: 'br' },
+        // Passes the client's model name to Bedrock (the stack would need "anyModel"), priced or not.
+        { model: '*', upstream: 'br', allowUnpriced: true },
       ],
     },
     env: { BEDROCK_API_KEY },

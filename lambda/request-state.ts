@@ -92,6 +92,8 @@ export interface RequestState extends TryState {
   pending: Promise<unknown>[];
   /** Work that can wait for the response: started once it has ended, then awaited with `pending`. */
   afterResponse: (() => Promise<unknown>)[];
+  /** Gives back the key's slot for requests in flight (enforce-limits.ts), once the request's usage is recorded. */
+  releaseLease?: () => Promise<void>;
   /** Cleanups to run once the response has ended (timers held for the stream's lifetime). */
   release: (() => void)[];
 }

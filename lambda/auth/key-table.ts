@@ -42,4 +42,8 @@ export interface KeyRecord {
   models?: string[];
   lastUsedAt?: string;
   limits?: KeyLimits;
+  /** The person (IdP `sub`) the key belongs to: its use counts against their caps and policy. */
+  owner?: string;
+  /** Admin API automation: a key with a role may call /admin/api (viewer: read only). */
+  role?: 'admin' | 'viewer';
 }

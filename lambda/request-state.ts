@@ -1,6 +1,7 @@
 import type { Context } from 'aws-lambda';
 import type { KeyRecord } from './auth/key-table.ts';
 import type { GatewayError } from './errors.ts';
+import type { Principal } from './identity/principal.ts';
 import type { Family, Route } from './routes.ts';
 import type { Usage } from './observability/usage.ts';
 
@@ -63,6 +64,8 @@ export interface RequestState extends TryState {
   abandon?: AbortSignal;
   route?: Route;
   key?: KeyRecord;
+  /** Who the request acts for (an issued key, or a signed-in person); `key` above is `principal.key`. */
+  principal?: Principal;
   /** The request body exactly as received (for byte-for-byte passthrough). */
   rawBody?: string;
   body?: Record<string, unknown>;

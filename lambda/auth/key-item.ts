@@ -20,6 +20,8 @@ export function toItem(record: KeyRecord): Record<string, AttributeValue> {
   if (record.expiresAt !== undefined) item.expiresAt = { N: String(record.expiresAt) };
   if (record.models !== undefined) item.models = { L: record.models.map((glob) => ({ S: glob })) };
   if (record.lastUsedAt !== undefined) item.lastUsedAt = { S: record.lastUsedAt };
+  if (record.owner !== undefined) item.owner = { S: record.owner };
+  if (record.role !== undefined) item.role = { S: record.role };
   if (record.limits !== undefined) {
     const limits = Object.entries(record.limits).filter(([, value]) => value !== undefined);
     item.limits = { M: Object.fromEntries(limits.map(([name, value]) => [name, { N: String(value) }])) };
@@ -51,7 +53,7 @@ export function fromItem(item: Record<string, AttributeValue>): KeyRecord {
     createdAt: string('createdAt', false) ?? '',
     revoked: false,
   };
-  const { revoked, expiresAt, models, lastUsedAt, limits } = item;
+  const { revoked, expiresAt, models, lastUsedAt, limits, owner, role } = item;
   if (revoked !== undefined) {
     if (revoked.BOOL === undefined) wrong('revoked', 'BOOL', revoked);
     record.revoked = revoked.BOOL ?? true;
@@ -69,6 +71,12 @@ export function fromItem(item: Record<string, AttributeValue>): KeyRecord {
     record.models = globs?.every((glob) => glob !== undefined) ? globs : [];
   }
   if (lastUsedAt !== undefined) record.lastUsedAt = string('lastUsedAt', false);
+  if (owner !== undefined) record.owner = string('owner', false);
+  if (role !== undefined) {
+    // A role grants the admin API: only the two known values are read as one.
+    if (role.S !== 'admin' && role.S !== 'viewer') malformed.push(`role ("admin" or "viewer" expected, ${role.S === undefined ? typeOf(role) : JSON.stringify(role.S)} found)`);
+    else record.role = role.S;
+  }
   if (limits !== undefined) record.limits = limitsOf(limits, malformed, wrong);
   if (malformed.length > 0) record.malformed = malformed;
   return record;

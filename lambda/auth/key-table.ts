@@ -49,6 +49,10 @@ export interface KeyRecord {
   models?: string[];
   lastUsedAt?: string;
   limits?: KeyLimits;
+  /** The person (IdP `sub`) the key belongs to: its use counts against their caps and policy. */
+  owner?: string;
+  /** Admin API automation: a key with a role may call /admin/api (viewer: read only). */
+  role?: 'admin' | 'viewer';
   /**
    * Attributes of the stored item that have the wrong type or are unknown, each named with what
    * was expected (key-item.ts). A key with any is refused, whatever else it says.

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { isObject, type Json } from '../translate/request/shared.ts';
+import { IdentityConfigSchema } from './identity-schema.ts';
 import { describeIssue } from './issues.ts';
 import { PREMIUM_TIERS, PricesConfigSchema } from './prices.ts';
 
@@ -76,6 +77,8 @@ export const RoutingConfigSchema = z.strictObject({
   routes: z.array(RouteSchema).check(z.minLength(1, 'at least one route is needed')),
   /** Prices per model glob, adding to and overriding the built-in table (lambda/config/prices.ts). */
   prices: z.optional(PricesConfigSchema),
+  /** Sign-in with the company's OpenID provider and policy per person and group (docs/sign-in.md). */
+  identity: z.optional(IdentityConfigSchema),
 });
 
 export type RoutingConfig = z.infer<typeof RoutingConfigSchema>;

@@ -178,6 +178,7 @@ describe('a key item with a malformed attribute is refused and flagged (issue 19
     ['models as a string set', { models: { SS: ['claude-haiku-*'] } }, 'models (L of S expected, SS found)'],
     ['a limit as a string', { limits: { M: { microUsdPerDay: { S: '10000' } } } }, 'limits.microUsdPerDay (N expected, S found)'],
     ['an unknown limit', { limits: { M: { usdPerDay: { N: '1' } } } }, 'limits.usdPerDay (not a limit this gateway knows)'],
+    ['a role it does not know', { role: { S: 'root' } }, 'role ("admin" or "viewer" expected, "root" found)'],
   ];
 
   test.each(MALFORMED)('%s: 401 for the client, the log line names the key and the attribute; keys list flags it', async (_label, attributes, named) => {

@@ -6,7 +6,10 @@ export interface DeployedGateway {
   keyTableName: string;
   /** Absent for stacks deployed before usage metering existed. */
   usageTableName: string | undefined;
-  /** The address clients should use: the custom domain when there is one, else the Function URL. */
+  /**
+   * The address clients should use: the custom domain when there is one, else the Function URL,
+   * else (a stack whose only way in is the private API) the private API's domain.
+   */
   gatewayUrl: string;
 }
 
@@ -29,7 +32,7 @@ export async function readDeployedGateway(stackName: string, options: { region?:
     return {
       keyTableName: required(STACK_OUTPUTS.keyTableName),
       usageTableName: outputs.get(STACK_OUTPUTS.usageTableName) || undefined,
-      gatewayUrl: outputs.get(STACK_OUTPUTS.customDomainUrl) || required(STACK_OUTPUTS.functionUrl),
+      gatewayUrl: outputs.get(STACK_OUTPUTS.customDomainUrl) || outputs.get(STACK_OUTPUTS.functionUrl) || outputs.get(STACK_OUTPUTS.privateApiUrl) || required(STACK_OUTPUTS.functionUrl),
     };
   } finally {
     if (options.client === undefined) client.destroy();

@@ -152,7 +152,7 @@ export class PrivateApi extends Construct {
     ];
     if (!accessLogs) {
       const reason = 'Access logs need the account-wide API Gateway CloudWatch role, which this stack does not change; turn them on with privateApi.accessLogs once the account has it. The function logs one JSON line per request meanwhile.';
-      acknowledgements.push({ id: 'AwsSolutions-APIG1', reason }, { id: 'Serverless-APIGWAccessLogging', reason }, { id: 'Serverless-APIGWStructuredLogging', reason });
+      acknowledgements.push({ id: 'AwsSolutions-APIG1', reason }, { id: 'Serverless-APIGWAccessLogging', reason });
     }
     if (!tracing) acknowledgements.push({ id: 'Serverless-APIGWXrayEnabled', reason: 'X-Ray tracing follows gateway.tracing (off by default): every request is already timed in its log line, and traces are billed.' });
     Validations.of(this.api).acknowledge(...acknowledgements);

@@ -1,14 +1,19 @@
+import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { DynamoKeyStore } from '../../lambda/auth/key-store.ts';
 import type { KeyRecord } from '../../lambda/auth/key-table.ts';
 import { ensureKeyTable, ensureUsageTable, localDynamo, startEmbeddedStore } from '../../bin/local/embedded-store.ts';
+import { CONFIG_FILE_NAME, configFileCommands } from '../../lib/constructs/config-file.ts';
 import { builtRicEntry } from './build-ric.ts';
 import { startFunctionUrlFront } from './function-url-front.ts';
 import { startLambdaEnvironment, type LambdaEnvironment, type LambdaEnvironmentOptions } from './lambda-environment.ts';
 import { buildProductionBundle } from './production-bundle.ts';
 
 export interface RealRuntimeOptions {
-  /** The routing config (GATEWAY_CONFIG_JSON). */
+  /**
+   * The routing config: in the production bundle's task root as the stack puts it there
+   * (GATEWAY_CONFIG_FILE); with another task root, in GATEWAY_CONFIG_JSON.
+   */
   routing: unknown;
   timeoutMs: number;
   /** More function environment: tuning variables, upstream key variables. */
@@ -55,6 +60,7 @@ export async function startRealRuntime(options: RealRuntimeOptions): Promise<Rea
   await ensureKeyTable(dynamo, tables.keys);
   await ensureUsageTable(dynamo, tables.usage);
   const taskRoot = options.taskRoot ?? (await buildProductionBundle());
+  const config = options.taskRoot === undefined ? writeConfigFile(options.routing, taskRoot) : { GATEWAY_CONFIG_JSON: JSON.stringify(options.routing) };
   const lambda = await startLambdaEnvironment({
     ricEntry,
     taskRoot,
@@ -64,7 +70,7 @@ export async function startRealRuntime(options: RealRuntimeOptions): Promise<Rea
     ...(options.launch === undefined ? {} : { launch: options.launch }),
     ...(options.onInitDone === undefined ? {} : { onInitDone: options.onInitDone }),
     environment: {
-      GATEWAY_CONFIG_JSON: JSON.stringify(options.routing),
+      ...config,
       GATEWAY_KEYS_TABLE: tables.keys,
       GATEWAY_USAGE_TABLE: tables.usage,
       AWS_ACCESS_KEY_ID: FUNCTION_ROLE_CREDENTIALS.accessKeyId,
@@ -94,4 +100,10 @@ export async function startRealRuntime(options: RealRuntimeOptions): Promise<Rea
       if (options.taskRoot === undefined) rmSync(taskRoot, { recursive: true, force: true });
     },
   };
+}
+
+/** The config file beside the bundle, written by the very commands the stack's bundling runs. */
+function writeConfigFile(routing: unknown, taskRoot: string): { GATEWAY_CONFIG_FILE: string } {
+  for (const command of configFileCommands(routing, taskRoot)) execFileSync('bash', ['-c', command], { stdio: ['ignore', 'ignore', 'inherit'] });
+  return { GATEWAY_CONFIG_FILE: CONFIG_FILE_NAME };
 }

@@ -12,6 +12,7 @@ import { countTokensLocally } from './count-tokens.ts';
 import { passthroughAttempt } from './passthrough.ts';
 import { translatedAttempt } from './translated.ts';
 import { retryableStatus } from './upstream-exchange.ts';
+import { accountOf } from '../usage/metering.ts';
 
 /**
  * Sends a validated request to the targets its model routes to and relays the first answer.
@@ -27,7 +28,7 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
   const model = state.model as string;
   const match = deps.router.select(model);
   if (!match) throw new GatewayError('not_found', `No route for model "${model}".`, { code: 'model_not_found', param: 'model' });
-  state.stickyKey = stickinessKey(clientHeaders, state.body, state.key?.id);
+  state.stickyKey = stickinessKey(clientHeaders, state.body, accountOf(state));
   const queue = attemptOrder(match, state.stickyKey, (target) => deps.health.coolingDown(target));
   const bodies = requestBodies(state);
   let keyRetries = 0;

@@ -8,9 +8,19 @@ const CUT_SHORT = new Set(['client_closed', 'upstream_failed', 'upstream_truncat
 /** Routes that run a model upstream (and cost tokens); probes, lists and counts do not. */
 const MODEL_ROUTES: ReadonlySet<string | undefined> = new Set(['messages', 'responses', 'responses_compact']);
 
-/** Requests that reach an upstream on behalf of a key are metered. */
+/** Requests that reach an upstream on behalf of a key or a signed-in person are metered. */
 export function isMetered(state: RequestState): boolean {
-  return state.key !== undefined && state.upstream !== undefined && MODEL_ROUTES.has(state.route?.name);
+  return accountOf(state) !== undefined && state.upstream !== undefined && MODEL_ROUTES.has(state.route?.name);
+}
+
+/**
+ * The usage-table account a request is charged to: its key, else the signed-in person
+ * (`person#<sub>`, docs/sign-in.md). Undefined for requests that act for nobody.
+ */
+export function accountOf(state: RequestState): string | undefined {
+  if (state.key) return state.key.id;
+  const sub = state.principal?.kind === 'session' ? state.principal.person?.sub : undefined;
+  return sub === undefined ? undefined : `person#${sub}`;
 }
 
 /** The routes key limits apply to: the ones that cost tokens. */

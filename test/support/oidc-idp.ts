@@ -32,10 +32,14 @@ export interface TestIdp {
   removeUser(sub: string): void;
   setDisabled(sub: string, disabled: boolean): void;
   setGroups(sub: string, groups: string[]): void;
+  /** While down, the IdP answers every request 503 (an outage). */
+  setDown(down: boolean): void;
   /** Registers a redirect URI of the client (the gateway's `<origin>/oauth/callback`). */
   allowRedirect(uri: string): Promise<void>;
   /** How many times each endpoint was called (`token`, `authorization`...). */
   calls: Map<string, number>;
+  /** Every secret the IdP has handed out (authorization codes, access and refresh tokens): what must never show up at the gateway's rest. */
+  issuedSecrets(): string[];
   close(): Promise<void>;
 }
 
@@ -54,9 +58,11 @@ export async function startTestIdp(options: TestIdpOptions = {}): Promise<TestId
   const clientSecret = clientAuth === 'none' ? undefined : `secret-${randomUUID()}`;
   const redirects = new Set<string>();
   const calls = new Map<string, number>();
+  const store: IdpStore = new Map();
   let provider: Provider | undefined;
+  let down = false;
   const server = http.createServer((req, res) => {
-    if (!provider) return void res.writeHead(503).end();
+    if (!provider || down) return void res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"temporarily_unavailable"}');
     const path = new URL(req.url ?? '/', 'http://idp').pathname;
     const endpoint = path.split('/')[1] ?? '';
     calls.set(endpoint, (calls.get(endpoint) ?? 0) + 1);
@@ -68,7 +74,7 @@ export async function startTestIdp(options: TestIdpOptions = {}): Promise<TestId
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const tokenSeconds = options.tokenSeconds ?? 3600;
   provider = new Provider(issuer, {
-    adapter: memoryAdapter(),
+    adapter: memoryAdapter(store),
     findAccount: async (_ctx, sub) => {
       const user = users.get(sub);
       if (!user || user.disabled) return undefined;
@@ -104,6 +110,8 @@ export async function startTestIdp(options: TestIdpOptions = {}): Promise<TestId
     clientId,
     clientSecret,
     calls,
+    issuedSecrets: () => [...store.keys()].filter((key) => /^(AuthorizationCode|AccessToken|RefreshToken):/.test(key)).map((key) => key.slice(key.indexOf(':') + 1)),
+    setDown: (value) => void (down = value),
     addUser: (user) => void users.set(user.sub, { ...user }),
     removeUser: (sub) => void users.delete(sub),
     setDisabled: (sub, disabled) => void Object.assign(users.get(sub) ?? {}, { disabled }),
@@ -123,8 +131,9 @@ export async function startTestIdp(options: TestIdpOptions = {}): Promise<TestId
  * The IdP's storage (grants, codes, tokens, sessions), one per IdP, in memory: oidc-provider's
  * own memory adapter is shared by every instance of a process and bounded to 1,000 entries.
  */
-function memoryAdapter() {
-  const store = new Map<string, { payload: Record<string, unknown>; expires: number }>();
+type IdpStore = Map<string, { payload: Record<string, unknown>; expires: number }>;
+
+function memoryAdapter(store: IdpStore) {
   const live = (key: string) => {
     const entry = store.get(key);
     if (entry && entry.expires <= Date.now()) store.delete(key);

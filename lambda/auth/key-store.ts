@@ -141,6 +141,8 @@ function toItem(record: KeyRecord): Record<string, AttributeValue> {
   if (record.expiresAt !== undefined) item.expiresAt = { N: String(record.expiresAt) };
   if (record.models !== undefined) item.models = { L: record.models.map((glob) => ({ S: glob })) };
   if (record.lastUsedAt !== undefined) item.lastUsedAt = { S: record.lastUsedAt };
+  if (record.owner !== undefined) item.owner = { S: record.owner };
+  if (record.role !== undefined) item.role = { S: record.role };
   if (record.limits !== undefined) {
     const limits = Object.entries(record.limits).filter(([, value]) => value !== undefined);
     item.limits = { M: Object.fromEntries(limits.map(([name, value]) => [name, { N: String(value) }])) };
@@ -159,6 +161,8 @@ function fromItem(item: Record<string, AttributeValue>): KeyRecord {
   if (item.expiresAt?.N !== undefined) record.expiresAt = Number(item.expiresAt.N);
   if (item.models?.L !== undefined) record.models = item.models.L.map((value) => value.S ?? '');
   if (item.lastUsedAt?.S !== undefined) record.lastUsedAt = item.lastUsedAt.S;
+  if (item.owner?.S !== undefined) record.owner = item.owner.S;
+  if (item.role?.S === 'admin' || item.role?.S === 'viewer') record.role = item.role.S;
   const limits = item.limits?.M;
   if (limits !== undefined) {
     record.limits = {};

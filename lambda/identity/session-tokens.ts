@@ -48,7 +48,12 @@ export async function mintTokens(context: IdentityContext, session: Session, per
  * refresh tokens stop working everywhere (this instance at once, others within the session
  * cache's seconds), with an audit event. False when it had already ended.
  */
-export async function endSession(context: IdentityContext, id: string, reason: string, event: Omit<AuditEvent, 'type' | 'session' | 'reason'>): Promise<boolean> {
+export async function endSession(
+  context: Pick<IdentityContext, 'sessions' | 'audit' | 'now' | 'forgetSession'>,
+  id: string,
+  reason: string,
+  event: Omit<AuditEvent, 'type' | 'session' | 'reason'>,
+): Promise<boolean> {
   const ended = await context.sessions.revoke(id, reason, context.now());
   context.forgetSession(id);
   if (!ended) return false;

@@ -17,7 +17,7 @@ describe('device flow', () => {
     for (const path of ['/first/.well-known/oauth-authorization-server', '/.well-known/oauth-authorization-server', '/.well-known/oauth-authorization-server/first']) {
       const response = await fetch(`${url}${path}`, { headers: { 'user-agent': 'claude-code/2.1.332' } });
       expect(response.status).toBe(200);
-      const metadata = await response.json();
+      const metadata = (await response.json()) as Record<string, unknown>;
       expect(metadata).toMatchObject({
         device_authorization_endpoint: `${url}/oauth/device_authorization`,
         token_endpoint: `${url}/oauth/token`,
@@ -101,12 +101,12 @@ describe('device flow', () => {
     setup = await startSignInGateway();
     const url = setup.gateway.url;
     const response = await fetch(`${url}/first/oauth/device_authorization`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'surface=claude_code' });
-    const device = await response.json();
+    const device = (await response.json()) as { verification_uri: string; user_code: string; device_code: string };
     expect(device.verification_uri).toBe(`${url}/device`);
     await approveInBrowser(new ScriptedBrowser(), url, device.user_code, ALICE);
     const tokens = await fetch(`${url}/first/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ grant_type: DEVICE_GRANT, device_code: device.device_code }) });
     expect(tokens.status).toBe(200);
-    const revoked = await fetch(`${url}/first/oauth/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: (await tokens.json()).access_token }) });
+    const revoked = await fetch(`${url}/first/oauth/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: ((await tokens.json()) as { access_token: string }).access_token }) });
     expect(revoked.status).toBe(200);
   });
 

@@ -53,7 +53,10 @@ export async function callback(context: IdentityContext, request: IdentityReques
     ({ person } = await context.idp.identify(tokens.idToken, { nonce: login.nonce }));
   } catch (error) {
     if (!(error instanceof IdpError)) throw error;
-    const text = error.kind === 'unavailable' ? 'Your identity provider could not be reached. Start again from your terminal in a moment.' : 'Your identity provider\'s answer could not be verified.';
+    const text =
+      error.kind === 'unavailable'
+        ? 'Your identity provider could not complete the sign-in. Start again from your terminal in a moment; if it keeps failing, your administrator finds the reason in the gateway\'s log.'
+        : 'Your identity provider\'s answer could not be verified.';
     return refuse(`idp_${error.kind}`, 'Sign-in failed', text, 502, undefined, error.message);
   }
   if (!maySignIn(person, context.config.allowedGroups)) {

@@ -14,8 +14,7 @@ import type { Person } from './principal.ts';
  * once for an unknown key id but at most every 30 s). Every IdP call has a timeout.
  */
 const DISCOVERY_TTL_MS = 3_600_000;
-const DISCOVERY_TIMEOUT_MS = 5_000;
-const TOKEN_TIMEOUT_MS = 10_000;
+const TIMEOUTS: IdpTimeouts = { discoveryMs: 5_000, tokenMs: 10_000 };
 /** Clock difference forgiven on the ID token's `exp`, `iat` and `nbf`. */
 const CLOCK_TOLERANCE_SECONDS = 60;
 
@@ -57,15 +56,23 @@ export interface Identified {
   groupsClaimed: boolean;
 }
 
-export type IdentityClaimsConfig = Pick<IdentityConfig, 'issuer' | 'clientId' | 'scopes' | 'authorizationParams' | 'groupsClaim' | 'emailClaim'>;
+export type IdentityClaimsConfig = Pick<IdentityConfig, 'issuer' | 'clientId' | 'scopes' | 'authorizationParams' | 'groupsClaim' | 'emailClaim' | 'tokenEndpointAuthMethod'>;
+
+/** How long IdP calls may take (tests shorten them). */
+export interface IdpTimeouts {
+  discoveryMs: number;
+  tokenMs: number;
+}
 
 export class OidcRelyingParty {
   readonly #config: IdentityClaimsConfig;
   readonly #clientSecret: () => Promise<string | undefined>;
+  readonly #timeouts: IdpTimeouts;
 
-  constructor(config: IdentityClaimsConfig, clientSecret: () => Promise<string | undefined>) {
+  constructor(config: IdentityClaimsConfig, clientSecret: () => Promise<string | undefined>, timeouts: IdpTimeouts = TIMEOUTS) {
     this.#config = config;
     this.#clientSecret = clientSecret;
+    this.#timeouts = timeouts;
   }
 
   /** Where to send the browser: the IdP's authorization endpoint with this round trip's parameters. */
@@ -110,7 +117,7 @@ export class OidcRelyingParty {
     const discovery = await this.#discovery();
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(idToken, keySet(discovery.jwks_uri), {
+      ({ payload } = await jwtVerify(idToken, keySet(discovery.jwks_uri, this.#timeouts.discoveryMs), {
         issuer: discovery.issuer,
         audience: this.#config.clientId,
         algorithms: asymmetric(discovery.id_token_signing_alg_values_supported),
@@ -134,9 +141,10 @@ export class OidcRelyingParty {
     const form = new URLSearchParams(grant);
     const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
     const secret = await this.#clientSecret();
-    const methods = discovery.token_endpoint_auth_methods_supported ?? ['client_secret_basic'];
+    const offered = discovery.token_endpoint_auth_methods_supported ?? ['client_secret_basic'];
+    const method = this.#config.tokenEndpointAuthMethod ?? (offered.includes('client_secret_basic') || !offered.includes('client_secret_post') ? 'client_secret_basic' : 'client_secret_post');
     if (secret === undefined) form.set('client_id', this.#config.clientId);
-    else if (methods.includes('client_secret_basic') || !methods.includes('client_secret_post')) {
+    else if (method === 'client_secret_basic') {
       // RFC 6749 §2.3.1: both parts form-encoded before Base64.
       headers.authorization = `Basic ${Buffer.from(`${formEncode(this.#config.clientId)}:${formEncode(secret)}`).toString('base64')}`;
     } else {
@@ -145,7 +153,7 @@ export class OidcRelyingParty {
     }
     let response: Response;
     try {
-      response = await fetch(discovery.token_endpoint, { method: 'POST', headers, body: form, redirect: 'manual', signal: AbortSignal.timeout(TOKEN_TIMEOUT_MS) });
+      response = await fetch(discovery.token_endpoint, { method: 'POST', headers, body: form, redirect: 'manual', signal: AbortSignal.timeout(this.#timeouts.tokenMs) });
     } catch (error) {
       throw new IdpError('unavailable', `the IdP's token endpoint could not be reached (${(error as Error).name})`);
     }
@@ -164,7 +172,7 @@ export class OidcRelyingParty {
     const issuer = this.#config.issuer;
     const cached = discoveries.get(issuer);
     if (cached && cached.until > Date.now()) return cached.document;
-    const document = fetchDiscovery(issuer);
+    const document = fetchDiscovery(issuer, this.#timeouts.discoveryMs);
     discoveries.set(issuer, { document, until: Date.now() + DISCOVERY_TTL_MS });
     // A failure is not kept: the next sign-in asks again.
     document.catch(() => discoveries.delete(issuer));
@@ -172,11 +180,11 @@ export class OidcRelyingParty {
   }
 }
 
-async function fetchDiscovery(issuer: string): Promise<Discovery> {
+async function fetchDiscovery(issuer: string, timeoutMs: number): Promise<Discovery> {
   const url = `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
   let document: Partial<Discovery>;
   try {
-    const response = await fetch(url, { headers: { accept: 'application/json' }, redirect: 'manual', signal: AbortSignal.timeout(DISCOVERY_TIMEOUT_MS) });
+    const response = await fetch(url, { headers: { accept: 'application/json' }, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
     document = (await response.json()) as Partial<Discovery>;
   } catch (error) {
@@ -192,10 +200,10 @@ async function fetchDiscovery(issuer: string): Promise<Discovery> {
   return document as Discovery;
 }
 
-function keySet(jwksUri: string): ReturnType<typeof createRemoteJWKSet> {
+function keySet(jwksUri: string, timeoutMs: number): ReturnType<typeof createRemoteJWKSet> {
   let set = keySets.get(jwksUri);
   if (!set) {
-    set = createRemoteJWKSet(new URL(jwksUri), { timeoutDuration: DISCOVERY_TIMEOUT_MS });
+    set = createRemoteJWKSet(new URL(jwksUri), { timeoutDuration: timeoutMs });
     keySets.set(jwksUri, set);
   }
   return set;

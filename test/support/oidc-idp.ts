@@ -1,6 +1,7 @@
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { SignJWT } from 'jose';
 import Provider from 'oidc-provider';
 
 /**
@@ -32,11 +33,13 @@ export interface TestIdp {
   removeUser(sub: string): void;
   setDisabled(sub: string, disabled: boolean): void;
   setGroups(sub: string, groups: string[]): void;
+  /** An ID token signed with the IdP's own key: `iss`, `aud`, `iat`, `exp` filled in unless given (for tests of what the gateway refuses). */
+  signIdToken(claims: Record<string, unknown>): Promise<string>;
   /** While down, the IdP answers every request 503 (an outage). */
   setDown(down: boolean): void;
   /** Registers a redirect URI of the client (the gateway's `<origin>/oauth/callback`). */
   allowRedirect(uri: string): Promise<void>;
-  /** How many times each endpoint was called (`token`, `authorization`...). */
+  /** How many times each endpoint was called (`token`, `authorization`...; `token:basic` / `token:form`: how the client authenticated). */
   calls: Map<string, number>;
   /** Every secret the IdP has handed out (authorization codes, access and refresh tokens): what must never show up at the gateway's rest. */
   issuedSecrets(): string[];
@@ -66,6 +69,8 @@ export async function startTestIdp(options: TestIdpOptions = {}): Promise<TestId
     const path = new URL(req.url ?? '/', 'http://idp').pathname;
     const endpoint = path.split('/')[1] ?? '';
     calls.set(endpoint, (calls.get(endpoint) ?? 0) + 1);
+    // How the client authenticated at the token endpoint: HTTP Basic, or in the form (or not at all).
+    if (endpoint === 'token') calls.set(req.headers.authorization ? 'token:basic' : 'token:form', (calls.get(req.headers.authorization ? 'token:basic' : 'token:form') ?? 0) + 1);
     if (endpoint === 'interaction') return void interaction(provider, users, req, res).catch(() => res.writeHead(500).end('interaction failed'));
     provider.callback()(req, res);
   });
@@ -112,6 +117,10 @@ export async function startTestIdp(options: TestIdpOptions = {}): Promise<TestId
     calls,
     issuedSecrets: () => [...store.keys()].filter((key) => /^(AuthorizationCode|AccessToken|RefreshToken):/.test(key)).map((key) => key.slice(key.indexOf(':') + 1)),
     setDown: (value) => void (down = value),
+    signIdToken: (claims) => {
+      const now = Math.floor(Date.now() / 1000);
+      return new SignJWT({ iss: issuer, aud: clientId, iat: now, exp: now + 300, ...claims }).setProtectedHeader({ alg: 'RS256', kid: 'test-key' }).sign(privateKey);
+    },
     addUser: (user) => void users.set(user.sub, { ...user }),
     removeUser: (sub) => void users.delete(sub),
     setDisabled: (sub, disabled) => void Object.assign(users.get(sub) ?? {}, { disabled }),

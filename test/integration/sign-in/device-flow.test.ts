@@ -1,5 +1,5 @@
 import { messagesWith, startSignInGateway, ALICE, type SignInSetup } from '../../support/sign-in-gateway.ts';
-import { approveInBrowser, DEVICE_GRANT, enterCode, poll, ScriptedBrowser, signIn, startDeviceFlow, tokenRequest } from '../../support/sign-in.ts';
+import { approveInBrowser, DEVICE_GRANT, enterCode, poll, refresh, ScriptedBrowser, signIn, startDeviceFlow, tokenRequest } from '../../support/sign-in.ts';
 
 /**
  * The device flow exactly as Claude Code's /login runs it (its gateway protocol): metadata read
@@ -152,5 +152,42 @@ describe('device flow', () => {
     const logged = setup.gateway.logs.filter((line) => line.msg === 'request' && line.route === 'responses');
     expect(logged.at(-1)).toMatchObject({ sub: ALICE.sub });
     expect(setup.gateway.rawLogs.join('\n')).not.toContain(tokens.access_token as string);
+  });
+});
+
+describe('client authentication at the IdP', () => {
+  let setup: SignInSetup;
+  afterEach(() => setup?.close());
+
+  test('client_secret_post, as the app is registered', async () => {
+    setup = await startSignInGateway({ idp: { clientAuth: 'client_secret_post' }, identity: { tokenEndpointAuthMethod: 'client_secret_post' } });
+    expect((await signIn(setup.gateway.url, ALICE)).email).toBe(ALICE.email);
+    expect(setup.idp.calls.get('token:form')).toBe(1);
+    expect(setup.idp.calls.get('token:basic')).toBeUndefined();
+  });
+
+  test('client_secret_basic by default (when the IdP offers it)', async () => {
+    setup = await startSignInGateway();
+    await signIn(setup.gateway.url, ALICE);
+    expect(setup.idp.calls.get('token:basic')).toBe(1);
+    expect(setup.idp.calls.get('token:form')).toBeUndefined();
+  });
+
+  test('a public client (no secret): PKCE alone', async () => {
+    setup = await startSignInGateway({ idp: { clientAuth: 'none' } });
+    const tokens = await signIn(setup.gateway.url, ALICE);
+    expect(setup.idp.calls.get('token:basic')).toBeUndefined();
+    expect((await refresh(setup.gateway.url, tokens.refresh_token as string)).status).toBe(200);
+  });
+
+  test('a wrong client secret: the sign-in fails, the client is told, the log says why', async () => {
+    setup = await startSignInGateway({ clientSecret: 'not-the-secret' });
+    const url = setup.gateway.url;
+    const device = await startDeviceFlow(url);
+    const page = await approveInBrowser(new ScriptedBrowser(), url, device.user_code, ALICE);
+    expect(page.status).toBe(502);
+    expect(page.text).toContain('could not complete the sign-in');
+    expect(await poll(url, device.device_code)).toMatchObject({ status: 400, body: { error: 'access_denied' } });
+    expect(setup.gateway.logs).toContainEqual(expect.objectContaining({ msg: 'audit', type: 'sign_in_refused', reason: 'idp_unavailable', detail: expect.stringContaining('invalid_client') }));
   });
 });

@@ -64,6 +64,12 @@ export interface PageAnswer {
 /** A cookie jar per origin that follows redirects, sending what browsers send with form posts. */
 export class ScriptedBrowser {
   readonly cookies = new Map<string, Map<string, string>>();
+  /** Maps every URL the browser is sent to (e.g. a gateway's public https origin onto the loopback http front that serves it). */
+  readonly #rewrite: (url: string) => string;
+
+  constructor(rewrite: (url: string) => string = (url) => url) {
+    this.#rewrite = rewrite;
+  }
 
   async get(url: string): Promise<PageAnswer> {
     return this.#follow(url, { method: 'GET' });
@@ -76,7 +82,7 @@ export class ScriptedBrowser {
   }
 
   async #follow(url: string, init: { method: string; body?: string; headers?: Record<string, string> }): Promise<PageAnswer> {
-    let target = url;
+    let target = this.#rewrite(url);
     let request = init;
     for (let hop = 0; hop < 10; hop++) {
       const origin = new URL(target).origin;
@@ -95,7 +101,7 @@ export class ScriptedBrowser {
       const location = response.headers.get('location');
       if (response.status >= 300 && response.status < 400 && location) {
         await response.arrayBuffer();
-        target = new URL(location, target).href;
+        target = this.#rewrite(new URL(location, target).href);
         request = { method: 'GET' };
         continue;
       }

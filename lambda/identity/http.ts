@@ -47,9 +47,15 @@ export function formOf(event: LambdaFunctionURLEvent): URLSearchParams | undefin
   if (raw === '') return new URLSearchParams();
   const type = event.headers['content-type'] ?? '';
   if (!/^application\/x-www-form-urlencoded\s*(;|$)/i.test(type)) return undefined;
-  if ((event.isBase64Encoded ? Math.floor((raw.length * 3) / 4) : raw.length) > FORM_BODY_BYTES) return undefined;
+  if (bodyBytes(event) > FORM_BODY_BYTES) return undefined;
   const text = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
   return new URLSearchParams(text);
+}
+
+/** The size of a request's body as received (base64 bodies decoded). */
+export function bodyBytes(event: LambdaFunctionURLEvent): number {
+  const raw = event.body ?? '';
+  return event.isBase64Encoded ? Math.floor((raw.length * 3) / 4) - (raw.endsWith('==') ? 2 : raw.endsWith('=') ? 1 : 0) : Buffer.byteLength(raw);
 }
 
 /** One form or query parameter, or undefined when absent, empty or repeated (RFC 6749 §3.1: no repeats). */

@@ -4,13 +4,14 @@ import { hashSecret } from '../auth/key-material.ts';
 import type { DynamoApi } from '../aws/dynamodb.ts';
 import type { IdentityConfig } from '../config/identity-schema.ts';
 import type { HandlerResponse } from '../deps.ts';
+import { bodyTooLarge } from '../errors.ts';
 import type { RequestState } from '../request-state.ts';
 import type { IdentityEndpoint } from '../routes.ts';
 import { callback } from './callback.ts';
 import type { IdentityContext, SignInCompletion } from './context.ts';
 import { deviceAuthorization } from './device-authorization.ts';
 import { deviceSignIn } from './device-sign-in.ts';
-import { identityRequest, type IdentityRequest } from './http.ts';
+import { bodyBytes, identityRequest, type IdentityRequest } from './http.ts';
 import { metadata } from './metadata.ts';
 import { OidcRelyingParty } from './oidc-client.ts';
 import { messagePage } from './pages.ts';
@@ -139,6 +140,10 @@ export function createIdentityDoor(options: IdentityDoorOptions): IdentityDoor {
       const request = identityRequest(event, publicOrigin ?? options.originOf(event), state.id);
       const handler = endpoint === undefined ? undefined : ENDPOINTS[endpoint]?.[request.method];
       if (!handler) return messagePage(request.origin, 'Not found', 'There is nothing here.', 404);
+      // npm start refused it before reading (gateway.ts preflight); Lambda hands over whole requests.
+      const limit = state.route?.maxBodyBytes;
+      const size = bodyBytes(event);
+      if (limit !== undefined && size > limit) throw bodyTooLarge(size, limit);
       if (!PAGES.has(endpoint as IdentityEndpoint)) return handler(context, request);
       try {
         return await handler(context, request);

@@ -73,3 +73,9 @@ test('a whole sign-in, a model request with its token, a refresh and a sign-out 
   expect(secrets.refused).toBe(0);
   expect(runtime.lambda.starts).toHaveLength(1);
 });
+
+test('a form body over 16 KiB is refused on Lambda too (the runtime hands over whole requests)', async () => {
+  const response = await fetch(`${runtime.url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `grant_type=refresh_token&pad=${'x'.repeat(20_000)}` });
+  expect(response.status).toBe(413);
+  expect(await response.json()).toMatchObject({ error: 'invalid_request', error_description: expect.stringContaining('the limit is 16384 bytes') });
+});

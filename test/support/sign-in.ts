@@ -81,13 +81,23 @@ export class ScriptedBrowser {
     return this.#follow(url, { method: 'POST', body: new URLSearchParams(form).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded', origin: new URL(from).origin, 'sec-fetch-site': site } });
   }
 
+  /** A same-origin form post whose redirect is not followed: where it would lead (an IdP authorization URL a test inspects or hands to someone else). */
+  async postWithoutFollowing(url: string, form: Record<string, string>): Promise<Response> {
+    const cookie = this.cookieHeader(new URL(url).origin);
+    return fetch(url, { method: 'POST', redirect: 'manual', body: new URLSearchParams(form), headers: { 'content-type': 'application/x-www-form-urlencoded', origin: new URL(url).origin, 'sec-fetch-site': 'same-origin', ...(cookie ? { cookie } : {}) } });
+  }
+
+  cookieHeader(origin: string): string {
+    return [...(this.cookies.get(origin) ?? [])].map(([name, value]) => `${name}=${value}`).join('; ');
+  }
+
   async #follow(url: string, init: { method: string; body?: string; headers?: Record<string, string> }): Promise<PageAnswer> {
     let target = this.#rewrite(url);
     let request = init;
     for (let hop = 0; hop < 10; hop++) {
       const origin = new URL(target).origin;
       const jar = this.cookies.get(origin) ?? new Map<string, string>();
-      const cookie = [...jar].map(([name, value]) => `${name}=${value}`).join('; ');
+      const cookie = this.cookieHeader(origin);
       const response = await fetch(target, { method: request.method, body: request.body, headers: { ...request.headers, ...(cookie ? { cookie } : {}) }, redirect: 'manual' });
       for (const line of response.headers.getSetCookie()) {
         const [pair] = line.split(';');

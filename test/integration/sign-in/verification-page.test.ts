@@ -153,12 +153,7 @@ describe('verification page', () => {
     const attacker = new ScriptedBrowser();
     const confirm = await enterCode(attacker, url, device.user_code);
     // The attacker stops at the IdP's authorization URL and sends it to a victim.
-    const started = await fetch(`${url}/device`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin', cookie: [...(attacker.cookies.get(url) ?? [])].map(([name, value]) => `${name}=${value}`).join('; ') },
-      body: new URLSearchParams({ csrf: field(confirm.text, 'csrf'), ticket: field(confirm.text, 'ticket'), action: 'approve' }),
-    });
+    const started = await attacker.postWithoutFollowing(`${url}/device`, { csrf: field(confirm.text, 'csrf'), ticket: field(confirm.text, 'ticket'), action: 'approve' });
     expect(started.status).toBe(303);
     const authorizeUrl = started.headers.get('location') as string;
     const victim = new ScriptedBrowser();
@@ -184,12 +179,12 @@ describe('verification page', () => {
       await response.arrayBuffer();
     }
     const confirm = await enterCode(browser, url, device.user_code);
-    const cookie = [...(browser.cookies.get(url) ?? [])].map(([name, value]) => `${name}=${value}`).join('; ');
-    const started = await fetch(`${url}/device?redirect_uri=https://evil.example/`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin', cookie },
-      body: new URLSearchParams({ csrf: field(confirm.text, 'csrf'), ticket: field(confirm.text, 'ticket'), action: 'approve', redirect_uri: 'https://evil.example/cb', return_to: 'https://evil.example/' }),
+    const started = await browser.postWithoutFollowing(`${url}/device?redirect_uri=https://evil.example/`, {
+      csrf: field(confirm.text, 'csrf'),
+      ticket: field(confirm.text, 'ticket'),
+      action: 'approve',
+      redirect_uri: 'https://evil.example/cb',
+      return_to: 'https://evil.example/',
     });
     const location = new URL(started.headers.get('location') as string);
     expect(location.origin).toBe(setup.idp.issuer);

@@ -54,6 +54,11 @@ delete env.GATEWAY_UPSTREAM_SECRET;
 // Sign-in (the config's `identity`): its table in the same store, its secret in the data directory.
 delete env.GATEWAY_IDENTITY_SECRET;
 if (config.identity) {
+  const secretEnv = config.identity.clientSecretEnv;
+  if (secretEnv !== undefined && !env[secretEnv]) {
+    console.error(`The config's identity.clientSecretEnv names ${secretEnv}: set it to the IdP client secret (or leave clientSecretEnv out for a public client).`);
+    process.exit(1);
+  }
   await ensureIdentityTable(dynamo);
   Object.assign(env, { GATEWAY_IDENTITY_TABLE: LOCAL_IDENTITY_TABLE, GATEWAY_IDENTITY_SECRET_FILE: ensureIdentitySecret(dataDir) });
 }

@@ -61,7 +61,13 @@ const TABLE: Record<'first' | 'second', Readonly<Record<string, MethodTable>>> =
  * origin it was given (a gateway reached under another name, e.g. localhost vs 127.0.0.1).
  */
 const OPEN = { bearer: false } as const;
-const IDENTITY_PATHS: Readonly<Record<string, Readonly<Record<string, { endpoint: IdentityEndpoint; bearer: boolean }>>>> = {
+/** An identity path's entry: its endpoint, whether a bearer is needed, its body allowance (open routes: FORM_BODY_BYTES). */
+interface IdentityPath {
+  endpoint: IdentityEndpoint;
+  bearer: boolean;
+  maxBodyBytes?: number;
+}
+const IDENTITY_PATHS: Readonly<Record<string, Readonly<Record<string, IdentityPath>>>> = {
   '/.well-known/oauth-authorization-server': { GET: { endpoint: 'metadata', ...OPEN } },
   '/.well-known/oauth-authorization-server/first': { GET: { endpoint: 'metadata', ...OPEN } },
   '/first/.well-known/oauth-authorization-server': { GET: { endpoint: 'metadata', ...OPEN } },
@@ -143,6 +149,6 @@ function allowed<T>(methods: Readonly<Record<string, T>>, method: string, rawPat
 function identityRoute(method: string, rawPath: string, path: string): Route | undefined {
   const methods = IDENTITY_PATHS[path.replace(/(.)\/+$/, '$1')];
   if (!methods) return undefined;
-  const entry = allowed(methods, method, rawPath);
-  return { name: 'identity', family: familyOfPath(path), identity: { ...entry }, ...(entry.bearer ? {} : { maxBodyBytes: FORM_BODY_BYTES }) };
+  const { endpoint, bearer, maxBodyBytes = bearer ? undefined : FORM_BODY_BYTES } = allowed(methods, method, rawPath);
+  return { name: 'identity', family: familyOfPath(path), identity: { endpoint, bearer }, ...(maxBodyBytes === undefined ? {} : { maxBodyBytes }) };
 }

@@ -2,7 +2,9 @@ import type { LambdaFunctionURLEvent } from 'aws-lambda';
 import type { HandlerResponse } from '../deps.ts';
 import { oauthErrorBody } from '../formats/oauth/errors.ts';
 import { printable } from '../errors.ts';
+import type { RequestState } from '../request-state.ts';
 import { FORM_BODY_BYTES } from '../routes.ts';
+import type { Principal } from './principal.ts';
 
 /** One request to the sign-in room, as its route modules see it. */
 export interface IdentityRequest {
@@ -20,9 +22,11 @@ export interface IdentityRequest {
   cookies: Record<string, string>;
   /** The request id (every answer carries it). */
   requestId: string;
+  /** Who is asking, on the endpoints that take a bearer (authenticate resolved it). */
+  principal?: Principal;
 }
 
-export function identityRequest(event: LambdaFunctionURLEvent, origin: string, requestId: string): IdentityRequest {
+export function identityRequest(event: LambdaFunctionURLEvent, origin: string, state: Pick<RequestState, 'id' | 'principal'>): IdentityRequest {
   const rawQuery = event.rawQueryString ?? '';
   return {
     event,
@@ -33,7 +37,8 @@ export function identityRequest(event: LambdaFunctionURLEvent, origin: string, r
     ip: event.requestContext.http.sourceIp ?? '',
     userAgent: printable(event.headers['user-agent'] ?? '', 200),
     cookies: parseCookies(event.cookies, event.headers.cookie),
-    requestId,
+    requestId: state.id,
+    ...(state.principal ? { principal: state.principal } : {}),
   };
 }
 

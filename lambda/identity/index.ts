@@ -137,7 +137,7 @@ export function createIdentityDoor(options: IdentityDoorOptions): IdentityDoor {
   return {
     async serve(event, state) {
       const endpoint = state.route?.identity?.endpoint;
-      const request = identityRequest(event, publicOrigin ?? options.originOf(event), state.id);
+      const request = identityRequest(event, publicOrigin ?? options.originOf(event), state);
       const handler = endpoint === undefined ? undefined : ENDPOINTS[endpoint]?.[request.method];
       if (!handler) return messagePage(request.origin, 'Not found', 'There is nothing here.', 404);
       // npm start refused it before reading (gateway.ts preflight); Lambda hands over whole requests.

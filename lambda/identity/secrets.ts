@@ -18,7 +18,7 @@ export type IdentitySecretSource = () => Promise<IdentitySecret>;
 export function secretFromFile(path: string, env: NodeJS.ProcessEnv, clientSecretEnv: string | undefined): IdentitySecretSource {
   return async () => {
     const parsed = parse(await readFile(path, 'utf8'), `the identity secret file ${path}`);
-    return withClientSecret(parsed, clientSecretEnv === undefined ? undefined : env[clientSecretEnv]);
+    return withClientSecret(parsed, clientSecretEnv, clientSecretEnv === undefined ? undefined : env[clientSecretEnv], 'environment variable');
   };
 }
 
@@ -28,7 +28,7 @@ export function secretFromSecretsManager(read: SecretReader, secretId: string, c
     if (text === undefined) throw new Error(`the identity secret ${secretId} has no string value`);
     const parsed = parse(text, `the identity secret ${secretId}`);
     const member = clientSecretEnv === undefined ? undefined : parsed[clientSecretEnv];
-    return withClientSecret(parsed, typeof member === 'string' ? member : undefined);
+    return withClientSecret(parsed, clientSecretEnv, typeof member === 'string' ? member : undefined, `member of the secret ${secretId}`);
   };
 }
 
@@ -45,7 +45,9 @@ function parse(text: string, what: string): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
-function withClientSecret(parsed: Record<string, unknown>, clientSecret: string | undefined): IdentitySecret {
+/** A configured client secret that is missing is a setup mistake, said plainly (the IdP would only answer invalid_client). */
+function withClientSecret(parsed: Record<string, unknown>, name: string | undefined, clientSecret: string | undefined, where: string): IdentitySecret {
+  if (name !== undefined && !clientSecret) throw new Error(`identity.clientSecretEnv names ${name}, but that ${where} is empty or missing`);
   return { tokenKey: parsed.tokenKey as string, ...(clientSecret ? { clientSecret } : {}) };
 }
 

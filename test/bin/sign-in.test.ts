@@ -102,4 +102,9 @@ describe('npm start with sign-in', () => {
     server = await startDevServer(env);
     expect(JSON.parse(readFileSync(secretFile, 'utf8')).tokenKey).toBe(tokenKey);
   });
+
+  test('a client secret the config names but the environment lacks stops the start, saying which', async () => {
+    const { IDP_CLIENT_SECRET: _unset, ...without } = env;
+    await expect(startDevServer({ ...without, GATEWAY_DATA_DIR: tempDir('gateway-sign-in-') })).rejects.toThrow("The config's identity.clientSecretEnv names IDP_CLIENT_SECRET: set it to the IdP client secret");
+  });
 });

@@ -41,4 +41,7 @@ test('the secret from a file (npm start) or Secrets Manager (deployed), with the
   expect(await secretFromSecretsManager(read, 'Identity', 'IDP')()).toEqual({ tokenKey, clientSecret: 'from-secret' });
   await expect(secretFromSecretsManager(read, 'Other', 'IDP')()).rejects.toThrow('has no string value');
   await expect(secretFromSecretsManager(async () => 'not json', 'Identity', undefined)()).rejects.toThrow('is not JSON');
+  // A client secret the config names but nobody set.
+  await expect(secretFromFile(join(dir, 'ok.json'), {}, 'IDP')()).rejects.toThrow('identity.clientSecretEnv names IDP, but that environment variable is empty or missing');
+  await expect(secretFromSecretsManager(read, 'Identity', 'OTHER')()).rejects.toThrow('names OTHER, but that member of the secret Identity is empty or missing');
 });

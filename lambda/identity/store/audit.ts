@@ -16,7 +16,7 @@ export type AuditType =
   | 'refresh_reuse'
   /** A session ended: sign-out (RFC 7009), an operator, or the IdP. */
   | 'session_revoked'
-  /** A request refused by a per-IP limit, or a verification page post from another site. */
+  /** A request refused by a per-IP limit, a verification page post from another site, an unknown code: a log line only (below). */
   | 'request_refused';
 
 /**
@@ -44,7 +44,11 @@ export interface AuditEvent {
 /**
  * Audit events: one item in the identity table (`AUDIT#<day>`, kept AUDIT_DAYS) and one
  * structured log line each. A failed item write is logged, never fatal to the request.
+ * `request_refused` events are log lines only: strangers can cause them without end (a refusal
+ * is what they get once over a limit), and a stored one would be a write per request we pay for.
  */
+const LOG_ONLY: ReadonlySet<AuditType> = new Set(['request_refused']);
+
 export class AuditLog {
   readonly #table: IdentityTable;
   readonly #log: (line: string) => void;
@@ -59,6 +63,7 @@ export class AuditLog {
     const fields = Object.fromEntries(Object.entries(event).filter(([, value]) => value !== undefined)) as Record<string, string>;
     const level = event.type === 'sign_in' || event.type === 'session_revoked' ? 'info' : 'warn';
     this.#log(JSON.stringify({ timestamp: at, level, msg: 'audit', ...fields }));
+    if (LOG_ONLY.has(event.type)) return;
     const item: Item = { at: S(at), expiresAt: N(epochSeconds(nowMs) + AUDIT_DAYS * 86_400) };
     for (const [name, value] of Object.entries(fields)) item[name] = S(value);
     try {

@@ -113,5 +113,10 @@ describe('identity stores', () => {
     const items = await table.partition(identityKeys.audit(day));
     expect(Number(items.at(-1)?.expiresAt?.N) - Math.floor(now / 1000)).toBe(400 * 86_400);
     expect(JSON.parse(lines[0] as string)).toMatchObject({ msg: 'audit', level: 'info', type: 'sign_in', sub: 'alice' });
+    // Refusals strangers can repeat without end are logged, never stored (no write per request).
+    const stored = items.length;
+    await audit.record({ type: 'request_refused', ip: '203.0.113.9', reason: 'csrf', via: '/device' }, now);
+    expect(await table.partition(identityKeys.audit(day))).toHaveLength(stored);
+    expect(JSON.parse(lines[1] as string)).toMatchObject({ msg: 'audit', level: 'warn', type: 'request_refused', reason: 'csrf' });
   });
 });

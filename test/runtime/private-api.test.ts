@@ -1,23 +1,33 @@
 import { gzipSync } from 'node:zlib';
 import { mintKey } from '../../lambda/auth/issue-key.ts';
+import { newTokenKey } from '../../lambda/identity/secrets.ts';
 import { runSmokeChecks } from '../../bin/local/smoke-checks.ts';
 import { DEFAULT_PACED_MODEL } from '../../bin/local/smoke-delivery.ts';
 import { PRIVATE_API_STAGE } from '../../lib/constructs/private-api.ts';
+import { startAwsJsonFake, type AwsJsonFake } from '../support/aws-json-fake.ts';
 import { startRestApiFront } from './rest-api-front.ts';
-import { startRealRuntime, type RealRuntime } from './real-runtime.ts';
+import { FUNCTION_ROLE_CREDENTIALS, startRealRuntime, type RealRuntime } from './real-runtime.ts';
 
 /**
  * The private API's path under the real runtime client: the production bundle, invoked with the
  * REST proxy events a private API sends (test/runtime/rest-api-front.ts), answers through the same
  * streaming prelude. The function is configured as the stack configures it (the config file in its
- * task root, GATEWAY_PRIVATE_API_DOMAIN), and serves the Function URL front beside it.
+ * task root, GATEWAY_PRIVATE_API_DOMAIN, sign-in's table and secret), and serves the Function URL
+ * front beside it.
  */
 const DOMAIN = 'gw.corp.example.com';
 let runtime: RealRuntime;
 let rest: { url: string; close(): Promise<void> };
+let secrets: AwsJsonFake;
 let key: string;
 
 beforeAll(async () => {
+  secrets = await startAwsJsonFake({
+    service: 'secretsmanager',
+    targetPrefix: 'secretsmanager',
+    credentials: [FUNCTION_ROLE_CREDENTIALS],
+    handlers: { GetSecretValue: (input) => ({ output: { Name: input.SecretId, SecretString: JSON.stringify({ tokenKey: newTokenKey(), GATEWAY_IDP_CLIENT_SECRET: 'idp-secret' }) } }) },
+  });
   runtime = await startRealRuntime({
     routing: {
       upstreams: { sim: { type: 'simulator' }, paced: { type: 'simulator', delayMs: 100 } },
@@ -25,9 +35,11 @@ beforeAll(async () => {
         { model: DEFAULT_PACED_MODEL, upstream: 'paced' },
         { model: '*', upstream: 'sim' },
       ],
+      // Nothing here reaches the IdP: metadata and device authorization are the gateway's own.
+      identity: { issuer: 'https://idp.invalid', clientId: 'gateway', clientSecretEnv: 'GATEWAY_IDP_CLIENT_SECRET' },
     },
     timeoutMs: 30_000,
-    environment: { GATEWAY_PRIVATE_API_DOMAIN: DOMAIN },
+    environment: { GATEWAY_PRIVATE_API_DOMAIN: DOMAIN, GATEWAY_IDENTITY_SECRET: 'gateway/identity', AWS_ENDPOINT_URL_SECRETSMANAGER: secrets.url },
   });
   rest = await startRestApiFront((event) => runtime.lambda.invoke(event), { domainName: DOMAIN, stage: PRIVATE_API_STAGE, vpceId: 'vpce-0a1b2c3d4e5f60718' });
   const minted = mintKey({ name: 'private-api' });
@@ -38,6 +50,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await rest?.close();
   await runtime?.close();
+  await secrets?.close();
 });
 
 test('every smoke check passes through REST proxy events, streams delivered as written', async () => {
@@ -65,4 +78,21 @@ test('both fronts are served by the same function instance', async () => {
   expect(refused.status).toBe(401);
   expect(await refused.json()).toMatchObject({ error: { type: expect.any(String) } });
   expect(runtime.lambda.starts).toHaveLength(1);
+});
+
+test("sign-in names the custom domain on the private API, and the Function URL's own origin beside it", async () => {
+  const viaPrivate = (await (await fetch(`${rest.url}/first/.well-known/oauth-authorization-server`)).json()) as Record<string, string>;
+  expect(viaPrivate).toMatchObject({ issuer: `https://${DOMAIN}`, token_endpoint: `https://${DOMAIN}/oauth/token`, revocation_endpoint: `https://${DOMAIN}/oauth/revoke` });
+  const viaUrl = (await (await fetch(`${runtime.url}/first/.well-known/oauth-authorization-server`)).json()) as Record<string, string>;
+  expect(viaUrl.token_endpoint).toBe(`${runtime.url.replace('http:', 'https:')}/oauth/token`);
+
+  // A form post, base64 on the way in, a device grant stored against the caller's address.
+  const response = await fetch(`${rest.url}/oauth/device_authorization`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'claude-code/2.1.332' }, body: 'surface=claude_code' });
+  expect(response.status).toBe(200);
+  const device = (await response.json()) as { device_code: string; user_code: string; verification_uri: string; verification_uri_complete: string };
+  expect(device.verification_uri).toBe(`https://${DOMAIN}/device`);
+  expect(device.verification_uri_complete.startsWith(`https://${DOMAIN}/device?`)).toBe(true);
+  const poll = await fetch(`${rest.url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `grant_type=urn:ietf:params:oauth:grant-type:device_code&device_code=${device.device_code}` });
+  expect(poll.status).toBe(400);
+  expect(await poll.json()).toMatchObject({ error: 'authorization_pending' });
 });

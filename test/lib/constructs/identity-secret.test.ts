@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { secretFromSecretsManager } from '../../../lambda/identity/secrets.ts';
 import { IDENTITY_SECRET_LOGICAL_ID } from '../../../lib/constructs/identity-secret.ts';
 import { STACK_OUTPUTS } from '../../../lib/output-names.ts';
 import { IDENTITY, onlyResource, routingWithIdentity, synthGateway } from '../synth.ts';
@@ -23,6 +25,15 @@ describe('IdentitySecret', () => {
     });
     expect(resource.Properties.SecretString).toBeUndefined();
     expect(resource.DeletionPolicy).toBe('Delete');
+  });
+
+  test("a value made as the template asks, with the client secret added as the output says, is what sign-in reads", async () => {
+    const generation = resource.Properties.GenerateSecretString as { PasswordLength: number; GenerateStringKey: string };
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+    const generated = Array.from(randomBytes(generation.PasswordLength), (byte) => alphabet[byte % alphabet.length]).join('');
+    const stored = JSON.stringify({ [generation.GenerateStringKey]: generated, [IDENTITY.clientSecretEnv]: 'idp-client-secret' });
+    const read = secretFromSecretsManager(async () => stored, 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:IdentitySecret', IDENTITY.clientSecretEnv);
+    expect(await read()).toEqual({ tokenKey: generated, clientSecret: 'idp-client-secret' });
   });
 
   test('the function may read its value only, and is told its ARN', () => {

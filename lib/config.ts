@@ -25,6 +25,19 @@ const MAX_TIMEOUT_SECONDS = 900;
  */
 export const MAX_ROUTING_JSON_BYTES = 64 * 1024;
 
+/**
+ * API Gateway ends a streamed response that has been silent this long on a private (or Regional)
+ * endpoint: https://docs.aws.amazon.com/apigateway/latest/developerguide/response-transfer-mode.html
+ */
+export const PRIVATE_API_IDLE_TIMEOUT_MS = 300_000;
+
+/**
+ * The upstream idle timeout with the private API when tuning sets none: the gateway ends a stream
+ * whose upstream went silent with an error event (lambda/upstream/relay.ts) before API Gateway's
+ * idle timeout would cut it without one. Its own default, 300 s, would race API Gateway's.
+ */
+export const PRIVATE_API_UPSTREAM_IDLE_TIMEOUT_MS = 240_000;
+
 /** Reserved concurrency when cdk.json sets none (see `reservedConcurrency` below for why). */
 export const DEFAULT_RESERVED_CONCURRENCY = 100;
 
@@ -183,6 +196,15 @@ const GatewayContextSchema = z
   .refine((input) => input.customDomain === undefined || input.privateApi?.functionUrl !== false, {
     message: 'customDomain puts CloudFront in front of the Function URL: keep the Function URL, or remove customDomain',
     path: ['privateApi', 'functionUrl'],
+  })
+  .superRefine((input, ctx) => {
+    if (input.privateApi === undefined) return;
+    for (const setting of ['firstByteTimeoutMs', 'upstreamIdleTimeoutMs', 'keepaliveMs'] as const) {
+      const value = input.tuning[setting];
+      if (value !== undefined && value >= PRIVATE_API_IDLE_TIMEOUT_MS) {
+        ctx.addIssue({ code: 'custom', path: ['tuning', setting], message: `must be under ${PRIVATE_API_IDLE_TIMEOUT_MS} with privateApi: API Gateway ends a stream silent for 5 minutes, without an error the client can read` });
+      }
+    }
   });
 
 type GatewayContext = z.output<typeof GatewayContextSchema>;

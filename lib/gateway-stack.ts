@@ -1,7 +1,7 @@
 import { Annotations, CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import type { RoutingConfig } from '../lambda/config/routing.ts';
-import type { GatewayConfig } from './config.ts';
+import { PRIVATE_API_UPSTREAM_IDLE_TIMEOUT_MS, type GatewayConfig } from './config.ts';
 import { GatewayAlarms } from './constructs/alarms.ts';
 import { CustomDomain } from './constructs/custom-domain.ts';
 import { GatewayDashboard } from './constructs/dashboard.ts';
@@ -53,7 +53,7 @@ export class GatewayStack extends Stack {
       logRetention: config.logRetentionDays,
       cors: config.cors,
       tracing: config.tracing,
-      tuning: config.tuning,
+      tuning: config.privateApi === undefined ? config.tuning : { upstreamIdleTimeoutMs: PRIVATE_API_UPSTREAM_IDLE_TIMEOUT_MS, ...config.tuning },
       metricsNamespace: config.stackName,
       functionUrl: config.privateApi?.functionUrl ?? true,
     });

@@ -151,6 +151,14 @@ describe('parseGatewayConfig', () => {
     expect(rejection({ routing: ROUTING, privateApi: { ...PRIVATE_API, domain: 'x' } })).toMatch(/gateway\.privateApi: Unrecognized key.*domain/);
   });
 
+  test("with the private API, no silence the gateway allows may reach API Gateway's 5-minute idle timeout", () => {
+    const message = rejection({ routing: ROUTING, privateApi: PRIVATE_API, tuning: { firstByteTimeoutMs: 300_000, upstreamIdleTimeoutMs: 300_000, keepaliveMs: 600_000 } });
+    for (const setting of ['firstByteTimeoutMs', 'upstreamIdleTimeoutMs', 'keepaliveMs']) expect(message).toContain(`gateway.tuning.${setting}: must be under 300000 with privateApi`);
+    expect(parseGatewayConfig({ routing: ROUTING, privateApi: PRIVATE_API, tuning: { upstreamIdleTimeoutMs: 299_000 } }).tuning.upstreamIdleTimeoutMs).toBe(299_000);
+    // Without the private API, the Function URL has no such timeout.
+    expect(parseGatewayConfig({ routing: ROUTING, tuning: { upstreamIdleTimeoutMs: 600_000 } }).tuning.upstreamIdleTimeoutMs).toBe(600_000);
+  });
+
   test('refuses a custom domain without the Function URL it fronts', () => {
     expect(rejection({ routing: ROUTING, customDomain: CUSTOM_DOMAIN, privateApi: { ...PRIVATE_API, functionUrl: false } })).toContain('gateway.privateApi.functionUrl: customDomain puts CloudFront in front of the Function URL');
     expect(parseGatewayConfig({ routing: ROUTING, customDomain: CUSTOM_DOMAIN, privateApi: PRIVATE_API }).privateApi?.functionUrl).toBe(true);

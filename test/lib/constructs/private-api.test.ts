@@ -120,6 +120,13 @@ describe('PrivateApi with an endpoint it creates', () => {
     expect(resources(synthGateway({ privateApi: { ...PRIVATE_API, hostedZoneId: undefined } }).template, 'AWS::Route53::RecordSet')).toEqual([]);
   });
 
+  test('ends a silent upstream stream itself, with an error event, before API Gateway would cut it at 5 minutes', () => {
+    expect(fn.properties.Environment.Variables.GATEWAY_UPSTREAM_IDLE_TIMEOUT_MS).toBe('240000');
+    const tuned = onlyResource(synthGateway({ privateApi: PRIVATE_API, tuning: { upstreamIdleTimeoutMs: 120_000 } }).template, 'AWS::Lambda::Function', 'Gateway');
+    expect(tuned.properties.Environment.Variables.GATEWAY_UPSTREAM_IDLE_TIMEOUT_MS).toBe('120000');
+    expect(onlyResource(synthGateway().template, 'AWS::Lambda::Function', 'Gateway').properties.Environment.Variables.GATEWAY_UPSTREAM_IDLE_TIMEOUT_MS).toBeUndefined();
+  });
+
   test("tells the function the domain, and outputs the addresses /login takes and the endpoint", () => {
     expect(fn.properties.Environment.Variables.GATEWAY_PRIVATE_API_DOMAIN).toBe(PRIVATE_API.domainName);
     const outputs = template.toJSON().Outputs as Record<string, { Value: unknown; Description: string }>;

@@ -16,6 +16,7 @@ import { FUNCTION_ROLE_CREDENTIALS, startRealRuntime, type RealRuntime } from '.
  * front beside it.
  */
 const DOMAIN = 'gw.corp.example.com';
+const ORIGIN_SECRET = 'cloudfront-origin-secret';
 let runtime: RealRuntime;
 let rest: { url: string; close(): Promise<void> };
 let secrets: AwsJsonFake;
@@ -39,7 +40,8 @@ beforeAll(async () => {
       identity: { issuer: 'https://idp.invalid', clientId: 'gateway', clientSecretEnv: 'GATEWAY_IDP_CLIENT_SECRET' },
     },
     timeoutMs: 30_000,
-    environment: { GATEWAY_PRIVATE_API_DOMAIN: DOMAIN, GATEWAY_IDENTITY_SECRET: 'gateway/identity', AWS_ENDPOINT_URL_SECRETSMANAGER: secrets.url },
+    // As beside the CloudFront custom domain with refuseDirectRequests: Function URL requests must carry its header.
+    environment: { GATEWAY_PRIVATE_API_DOMAIN: DOMAIN, GATEWAY_ORIGIN_SECRET: ORIGIN_SECRET, GATEWAY_IDENTITY_SECRET: 'gateway/identity', AWS_ENDPOINT_URL_SECRETSMANAGER: secrets.url },
   });
   rest = await startRestApiFront((event) => runtime.lambda.invoke(event), { domainName: DOMAIN, stage: PRIVATE_API_STAGE, vpceId: 'vpce-0a1b2c3d4e5f60718' });
   const minted = mintKey({ name: 'private-api' });
@@ -66,14 +68,19 @@ test('a compressed body arrives byte for byte (every body is binary on the priva
   expect(await response.json()).toMatchObject({ type: 'message', role: 'assistant' });
 });
 
-test('both fronts are served by the same function instance', async () => {
-  const viaUrl = await fetch(`${runtime.url}/first/v1/messages`, {
-    method: 'POST',
-    headers: { 'x-api-key': key, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'claude-sim', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] }),
-  });
-  expect(viaUrl.status).toBe(200);
-  await viaUrl.text();
+test("both fronts are served by the same function instance; only the Function URL needs CloudFront's header", async () => {
+  const viaUrl = (headers: Record<string, string>) =>
+    fetch(`${runtime.url}/first/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ model: 'claude-sim', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+  const direct = await viaUrl({});
+  expect(direct.status).toBe(403);
+  await direct.text();
+  const throughCloudFront = await viaUrl({ 'x-origin-verify': ORIGIN_SECRET });
+  expect(throughCloudFront.status).toBe(200);
+  await throughCloudFront.text();
   const refused = await fetch(`${rest.url}/second/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
   expect(refused.status).toBe(401);
   expect(await refused.json()).toMatchObject({ error: { type: expect.any(String) } });
@@ -83,7 +90,7 @@ test('both fronts are served by the same function instance', async () => {
 test("sign-in names the custom domain on the private API, and the Function URL's own origin beside it", async () => {
   const viaPrivate = (await (await fetch(`${rest.url}/first/.well-known/oauth-authorization-server`)).json()) as Record<string, string>;
   expect(viaPrivate).toMatchObject({ issuer: `https://${DOMAIN}`, token_endpoint: `https://${DOMAIN}/oauth/token`, revocation_endpoint: `https://${DOMAIN}/oauth/revoke` });
-  const viaUrl = (await (await fetch(`${runtime.url}/first/.well-known/oauth-authorization-server`)).json()) as Record<string, string>;
+  const viaUrl = (await (await fetch(`${runtime.url}/first/.well-known/oauth-authorization-server`, { headers: { 'x-origin-verify': ORIGIN_SECRET } })).json()) as Record<string, string>;
   expect(viaUrl.token_endpoint).toBe(`${runtime.url.replace('http:', 'https:')}/oauth/token`);
 
   // A form post, base64 on the way in, a device grant stored against the caller's address.

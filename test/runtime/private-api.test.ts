@@ -2,11 +2,10 @@ import { gzipSync } from 'node:zlib';
 import { mintKey } from '../../lambda/auth/issue-key.ts';
 import { newTokenKey } from '../../lambda/identity/secrets.ts';
 import { runSmokeChecks } from '../../bin/local/smoke-checks.ts';
-import { DEFAULT_PACED_MODEL } from '../../bin/local/smoke-delivery.ts';
 import { PRIVATE_API_STAGE } from '../../lib/constructs/private-api.ts';
-import { startAwsJsonFake, type AwsJsonFake } from '../support/aws-json-fake.ts';
+import type { AwsJsonFake } from '../support/aws-json-fake.ts';
 import { startRestApiFront } from './rest-api-front.ts';
-import { FUNCTION_ROLE_CREDENTIALS, startRealRuntime, type RealRuntime } from './real-runtime.ts';
+import { SMOKE_ROUTING, startFunctionSecrets, startRealRuntime, type RealRuntime } from './real-runtime.ts';
 
 /**
  * The private API's path under the real runtime client: the production bundle, invoked with the
@@ -23,19 +22,10 @@ let secrets: AwsJsonFake;
 let key: string;
 
 beforeAll(async () => {
-  secrets = await startAwsJsonFake({
-    service: 'secretsmanager',
-    targetPrefix: 'secretsmanager',
-    credentials: [FUNCTION_ROLE_CREDENTIALS],
-    handlers: { GetSecretValue: (input) => ({ output: { Name: input.SecretId, SecretString: JSON.stringify({ tokenKey: newTokenKey(), GATEWAY_IDP_CLIENT_SECRET: 'idp-secret' }) } }) },
-  });
+  secrets = await startFunctionSecrets({ tokenKey: newTokenKey(), GATEWAY_IDP_CLIENT_SECRET: 'idp-secret' });
   runtime = await startRealRuntime({
     routing: {
-      upstreams: { sim: { type: 'simulator' }, paced: { type: 'simulator', delayMs: 100 } },
-      routes: [
-        { model: DEFAULT_PACED_MODEL, upstream: 'paced' },
-        { model: '*', upstream: 'sim' },
-      ],
+      ...SMOKE_ROUTING,
       // Nothing here reaches the IdP: metadata and device authorization are the gateway's own.
       identity: { issuer: 'https://idp.invalid', clientId: 'gateway', clientSecretEnv: 'GATEWAY_IDP_CLIENT_SECRET' },
     },

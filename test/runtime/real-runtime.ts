@@ -3,7 +3,9 @@ import { rmSync } from 'node:fs';
 import { DynamoKeyStore } from '../../lambda/auth/key-store.ts';
 import type { KeyRecord } from '../../lambda/auth/key-table.ts';
 import { ensureIdentityTable, ensureKeyTable, ensureUsageTable, localDynamo, startEmbeddedStore } from '../../bin/local/embedded-store.ts';
+import { DEFAULT_PACED_MODEL } from '../../bin/local/smoke-delivery.ts';
 import { CONFIG_FILE_NAME, configFileCommands } from '../../lib/constructs/config-file.ts';
+import { startAwsJsonFake, type AwsJsonFake } from '../support/aws-json-fake.ts';
 import { builtRicEntry } from './build-ric.ts';
 import { startFunctionUrlFront } from './function-url-front.ts';
 import { startLambdaEnvironment, type LambdaEnvironment, type LambdaEnvironmentOptions } from './lambda-environment.ts';
@@ -39,6 +41,29 @@ export interface RealRuntime {
 
 /** The temporary credentials the runtime hands the function (its role's), as Lambda does: in the environment. */
 export const FUNCTION_ROLE_CREDENTIALS = { accessKeyId: 'ASIATESTTESTTESTTEST', secretAccessKey: 'test-secret' };
+
+/**
+ * A Secrets Manager for the function: GetSecretValue answers `value` as the secret's JSON string, to
+ * requests signed with the function's role credentials only. Point the function at it with
+ * `AWS_ENDPOINT_URL_SECRETSMANAGER`.
+ */
+export function startFunctionSecrets(value: unknown): Promise<AwsJsonFake> {
+  return startAwsJsonFake({
+    service: 'secretsmanager',
+    targetPrefix: 'secretsmanager',
+    credentials: [FUNCTION_ROLE_CREDENTIALS],
+    handlers: { GetSecretValue: (input) => ({ output: { Name: input.SecretId, SecretString: JSON.stringify(value) } }) },
+  });
+}
+
+/** Simulators for every model, and the paced one `npm run smoke`'s delivery check reads. */
+export const SMOKE_ROUTING = {
+  upstreams: { sim: { type: 'simulator' }, paced: { type: 'simulator', delayMs: 100 } },
+  routes: [
+    { model: DEFAULT_PACED_MODEL, upstream: 'paced' },
+    { model: '*', upstream: 'sim' },
+  ],
+};
 
 /** The RIC entry, or a clear failure telling how to build it. */
 export function requireRic(): string {

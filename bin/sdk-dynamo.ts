@@ -1,4 +1,5 @@
 import {
+  BatchGetItemCommand,
   CreateTableCommand,
   GetItemCommand,
   PutItemCommand,
@@ -15,6 +16,7 @@ const COMMANDS = {
   UpdateItem: UpdateItemCommand,
   Query: QueryCommand,
   Scan: ScanCommand,
+  BatchGetItem: BatchGetItemCommand,
   CreateTable: CreateTableCommand,
 } as const;
 

@@ -15,6 +15,7 @@ import { requestLogLine } from './observability/request-log.ts';
 import { responseEnded, stateOf, type GatewayContext } from './request-state.ts';
 import { costMicroUsd } from './usage/cost.ts';
 import { chargeableUsage, isMetered } from './usage/metering.ts';
+import { usageEventOf } from './usage/usage-event.ts';
 
 type Request = Parameters<NonNullable<GatewayMiddleware['before']>>[0];
 
@@ -30,6 +31,7 @@ type Request = Parameters<NonNullable<GatewayMiddleware['before']>>[0];
  */
 export function createGateway(deps: GatewayDeps) {
   const cache = new KeyCache(deps.settings.keyCacheSeconds);
+  const configuredModels = new Set(deps.router.modelIds);
   const context = requestContext(deps.settings);
   const auth = authenticate(deps, cache);
   const handler = middy<LambdaFunctionURLEvent, HandlerResponse, Error, GatewayContext>({
@@ -51,7 +53,7 @@ export function createGateway(deps: GatewayDeps) {
         state.priceSource = price.source;
         state.costMicroUsd = usage ? costMicroUsd(usage, price.price) : 0;
         state.pending.push(
-          deps.usage.record(state.key?.id as string, state.model as string, usage, new Date(), state.costMicroUsd).then(
+          deps.usage.record(usageEventOf(state, new Date(), configuredModels)).then(
             () => (state.usageWriteMs = Date.now() - (state.respondedAt as number)),
             (error: unknown) => {
               state.usageRecordFailed = error instanceof Error ? error.message : String(error);

@@ -5,6 +5,7 @@ import type { CreateTableInput } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import { KEY_TABLE } from '../../lambda/auth/key-table.ts';
 import { bareDynamo, type DynamoApi } from '../../lambda/aws/dynamodb.ts';
+import { STATS_TABLE } from '../../lambda/usage/stats-table.ts';
 import { USAGE_TABLE } from '../../lambda/usage/usage-table.ts';
 
 /** Table names of the embedded store (a deployed stack names its own). */
@@ -136,6 +137,24 @@ export function ensureUsageTable(client: DynamoApi, tableName: string): Promise<
     KeySchema: [
       { AttributeName: USAGE_TABLE.partitionKey, KeyType: 'HASH' },
       { AttributeName: USAGE_TABLE.sortKey, KeyType: 'RANGE' },
+    ],
+  });
+}
+
+/** The stats table's name in the embedded store; creates it with the deployed stack's schema, unless it exists. */
+export const LOCAL_STATS_TABLE = 'gateway-stats';
+
+export function ensureStatsTable(client: DynamoApi, tableName = LOCAL_STATS_TABLE): Promise<void> {
+  return createUnlessExists(client, {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [
+      { AttributeName: STATS_TABLE.partitionKey, AttributeType: 'S' },
+      { AttributeName: STATS_TABLE.sortKey, AttributeType: 'S' },
+    ],
+    KeySchema: [
+      { AttributeName: STATS_TABLE.partitionKey, KeyType: 'HASH' },
+      { AttributeName: STATS_TABLE.sortKey, KeyType: 'RANGE' },
     ],
   });
 }

@@ -1,4 +1,6 @@
 import type {
+  BatchGetItemInput,
+  BatchGetItemOutput,
   CreateTableInput,
   CreateTableOutput,
   GetItemInput,
@@ -22,6 +24,7 @@ interface Shapes {
   UpdateItem: [UpdateItemInput, UpdateItemOutput];
   Query: [QueryInput, QueryOutput];
   Scan: [ScanInput, ScanOutput];
+  BatchGetItem: [BatchGetItemInput, BatchGetItemOutput];
   /** Only the local embedded store creates tables (the stack owns the deployed ones). */
   CreateTable: [CreateTableInput, CreateTableOutput];
 }

@@ -8,9 +8,9 @@ const CUT_SHORT = new Set(['client_closed', 'upstream_failed', 'upstream_truncat
 /** Routes that run a model upstream (and cost tokens); probes, lists and counts do not. */
 const MODEL_ROUTES: ReadonlySet<string | undefined> = new Set(['messages', 'responses', 'responses_compact']);
 
-/** Requests that reach an upstream on behalf of a key are metered. */
+/** Requests that reach an upstream on behalf of a key or a person are metered. */
 export function isMetered(state: RequestState): boolean {
-  return state.key !== undefined && state.upstream !== undefined && MODEL_ROUTES.has(state.route?.name);
+  return (state.key !== undefined || state.principal?.person !== undefined) && state.upstream !== undefined && MODEL_ROUTES.has(state.route?.name);
 }
 
 /** The routes key limits apply to: the ones that cost tokens. */

@@ -30,6 +30,15 @@ export const TTFB_BOUNDS_MS = [25, 50, 75, 100, 150, 200, 300, 400, 500, 750, 1_
 /** Event partitions per minute on Lambda: spreads the per-request writes (no hot partition). */
 export const EVENT_SHARDS = 16;
 
+/** How long a usage event item is kept (days): time for the aggregator to catch up after an outage. */
+export const EVENT_RETENTION_DAYS = 3;
+
+/**
+ * The aggregator folds a minute once it ended this many minutes ago: the slack for event writes
+ * still under way (and for clocks) when the minute ended.
+ */
+export const SETTLE_MINUTES = 2;
+
 /** The bucket of `at` for a granularity: `2026-11-26T14`, `2026-11-26`, `2026-11`. */
 export function bucketOf(granularity: Granularity, at: Date): string {
   const iso = at.toISOString();

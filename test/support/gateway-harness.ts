@@ -9,7 +9,10 @@ import type { GatewayDeps } from '../../lambda/deps.ts';
 import { EnvCredentials, type CredentialSource } from '../../lambda/upstream/credentials.ts';
 import { nodeHttpFetch } from '../../lambda/upstream/node-http-fetch.ts';
 import { UpstreamHealth, type HealthOptions } from '../../lambda/upstream/upstream-health.ts';
-import { ensureKeyTable, ensureUsageTable, localDynamo, startEmbeddedStore, type EmbeddedStore } from '../../bin/local/embedded-store.ts';
+import { ensureKeyTable, ensureStatsTable, ensureUsageTable, localDynamo, startEmbeddedStore, type EmbeddedStore } from '../../bin/local/embedded-store.ts';
+import type { DynamoApi } from '../../lambda/aws/dynamodb.ts';
+import { Rollups } from '../../lambda/usage/rollups.ts';
+import { DynamoStatsStore } from '../../lambda/usage/stats-store.ts';
 import { DynamoUsageStore } from '../../lambda/usage/usage-store.ts';
 import { UsageRecorder } from '../../lambda/usage/usage-recorder.ts';
 import { createPriceBook } from '../../lambda/usage/prices.ts';
@@ -35,12 +38,16 @@ export interface Harness {
   url: string;
   store: DynamoKeyStore;
   usage: DynamoUsageStore;
+  /** The stats table: usage events (Lambda mode, usageFlushMs 0) and rollups, and their reader. */
+  stats: DynamoStatsStore;
+  rollups: Rollups;
+  dynamo: DynamoApi;
   /** What the gateway records through (batched when `settings.usageFlushMs` > 0). */
   recorder: UsageRecorder;
   /** Log lines the gateway wrote, parsed. */
   logs: Record<string, unknown>[];
   rawLogs: string[];
-  storeInfo: { endpoint: string; keyTable: string; usageTable: string };
+  storeInfo: { endpoint: string; keyTable: string; usageTable: string; statsTable: string };
   server: FunctionUrlServer;
   issueKey(request?: Partial<KeyRequest>): Promise<{ key: string; id: string }>;
   close(): Promise<void>;
@@ -53,16 +60,19 @@ export interface Harness {
 export async function startGateway(options: HarnessOptions): Promise<Harness> {
   const shared = options.shareStoreWith?.storeInfo;
   const embedded: EmbeddedStore | undefined = shared ? undefined : await startEmbeddedStore(undefined);
-  const storeInfo = shared ?? { endpoint: (embedded as EmbeddedStore).endpoint, keyTable: `keys-${Math.random().toString(36).slice(2)}`, usageTable: `usage-${Math.random().toString(36).slice(2)}` };
+  const unique = (name: string) => `${name}-${Math.random().toString(36).slice(2)}`;
+  const storeInfo = shared ?? { endpoint: (embedded as EmbeddedStore).endpoint, keyTable: unique('keys'), usageTable: unique('usage'), statsTable: unique('stats') };
   const dynamo = localDynamo(storeInfo.endpoint);
   if (!shared) {
     await ensureKeyTable(dynamo, storeInfo.keyTable);
     await ensureUsageTable(dynamo, storeInfo.usageTable);
+    await ensureStatsTable(dynamo, storeInfo.statsTable);
   }
   const store = new DynamoKeyStore(storeInfo.keyTable, dynamo);
   const usage = new DynamoUsageStore(storeInfo.usageTable, dynamo);
   const settings = { ...DEFAULT_SETTINGS, ...options.settings };
-  const recorder = new UsageRecorder(usage, { flushMs: settings.usageFlushMs });
+  const stats = new DynamoStatsStore(storeInfo.statsTable, dynamo);
+  const recorder = new UsageRecorder(usage, { flushMs: settings.usageFlushMs, stats });
   const routing = parseRoutingConfig(options.config);
   const rawLogs: string[] = [];
   const logs: Record<string, unknown>[] = [];
@@ -96,6 +106,9 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
     url,
     store,
     usage,
+    stats,
+    rollups: new Rollups(storeInfo.statsTable, dynamo),
+    dynamo,
     recorder,
     storeInfo,
     server,

@@ -1,4 +1,4 @@
-import { GRANULARITIES, ROLLUP_RETENTION_DAYS, statsKeys, TTFB_BOUNDS_MS, bucketOf, periodOf, type Dimension, type Granularity } from './stats-table.ts';
+import { GRANULARITIES, ROLLUP_RETENTION_DAYS, statsKeys, TTFB_BOUNDS_MS, bucketEnd, bucketOf, periodOf, type Dimension } from './stats-table.ts';
 import type { UsageEvent } from './usage-event.ts';
 
 /**
@@ -83,14 +83,6 @@ export function dimensionValues(event: RollupSource): [Dimension, string][] {
 
 const DAY_S = 86_400;
 
-/** When the bucket holding `at` ends, in epoch seconds. */
-function bucketEnd(granularity: Granularity, at: Date): number {
-  const y = at.getUTCFullYear();
-  const m = at.getUTCMonth();
-  const end = granularity === 'H' ? Date.UTC(y, m, at.getUTCDate(), at.getUTCHours() + 1) : granularity === 'D' ? Date.UTC(y, m, at.getUTCDate() + 1) : Date.UTC(y, m + 1, 1);
-  return end / 1000;
-}
-
 /** The map key of a row. */
 export function rowKey(pk: string, sk: string): string {
   return `${pk}\u0000${sk}`;
@@ -112,7 +104,7 @@ export function foldUsage(events: Iterable<RollupSource>, into = new Map<string,
     for (const granularity of GRANULARITIES) {
       const bucket = bucketOf(granularity, event.at);
       const period = periodOf(granularity, bucket);
-      const expiresAt = bucketEnd(granularity, event.at) + ROLLUP_RETENTION_DAYS[granularity] * DAY_S;
+      const expiresAt = bucketEnd(granularity, event.at).getTime() / 1000 + ROLLUP_RETENTION_DAYS[granularity] * DAY_S;
       for (const [dimension, value] of values) {
         const pk = statsKeys.rollup(granularity, dimension, period);
         const sk = statsKeys.rollupSort(bucket, value);

@@ -1,7 +1,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { DynamoApi } from '../aws/dynamodb.ts';
 import { HISTOGRAM_COUNTERS } from './rollup-fold.ts';
-import { bucketOf, periodOf, ROLLUP_COUNTERS, STATS_TABLE, statsKeys, TTFB_BOUNDS_MS, type Dimension, type Granularity, type RollupCounter } from './stats-table.ts';
+import { bucketEnd, bucketOf, periodOf, ROLLUP_COUNTERS, STATS_TABLE, statsKeys, TTFB_BOUNDS_MS, type Dimension, type Granularity, type RollupCounter } from './stats-table.ts';
 
 /**
  * The rollups as the console and the admin API read them: pre-aggregated counters, never a scan
@@ -45,20 +45,11 @@ export function granularityFor(from: Date, to: Date): Granularity {
 /** Most partitions one read may cover: a granularity's retention (35 days, 400 days, 5 years) and one. */
 export const MAX_PARTITIONS: Record<Granularity, number> = { H: 36, D: 15, M: 7 };
 
-/** The step from a bucket's start to the next one's. */
-function nextBucketStart(granularity: Granularity, at: Date): Date {
-  const y = at.getUTCFullYear();
-  const m = at.getUTCMonth();
-  if (granularity === 'H') return new Date(Date.UTC(y, m, at.getUTCDate(), at.getUTCHours() + 1));
-  if (granularity === 'D') return new Date(Date.UTC(y, m, at.getUTCDate() + 1));
-  return new Date(Date.UTC(y, m + 1, 1));
-}
-
 /** Every bucket from the one holding `from` to the one holding `to`. */
 export function bucketsBetween(granularity: Granularity, from: Date, to: Date): string[] {
   const last = bucketOf(granularity, to);
   const buckets: string[] = [];
-  for (let at = from, bucket = bucketOf(granularity, at); bucket <= last; at = nextBucketStart(granularity, at), bucket = bucketOf(granularity, at)) buckets.push(bucket);
+  for (let at = from, bucket = bucketOf(granularity, at); bucket <= last; at = bucketEnd(granularity, at), bucket = bucketOf(granularity, at)) buckets.push(bucket);
   return buckets;
 }
 
@@ -112,7 +103,7 @@ export function emptyTotals(): RollupTotals {
 /** Adds a row's attributes to totals. */
 export function addRow(totals: RollupTotals, item: Record<string, AttributeValue>): void {
   for (const counter of ROLLUP_COUNTERS) totals[counter] += Number(item[counter]?.N ?? 0);
-  HISTOGRAM_COUNTERS.forEach((name, i) => (totals.ttfb[i] = (totals.ttfb[i] as number) + Number(item[name]?.N ?? 0)));
+  for (const [i, name] of HISTOGRAM_COUNTERS.entries()) totals.ttfb[i] = (totals.ttfb[i] as number) + Number(item[name]?.N ?? 0);
 }
 
 function metricOf(totals: RollupTotals, metric: SeriesMetric): number {

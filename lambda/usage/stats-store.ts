@@ -106,14 +106,34 @@ export class DynamoStatsStore {
     };
   }
 
-  /** Every event of one minute: one strongly consistent Query per partition (16), in parallel, each paged. */
-  async minuteEvents(minute: number): Promise<RollupSource[]> {
-    const shards = await Promise.all(Array.from({ length: EVENT_SHARDS }, (_, shard) => this.#partition(statsKeys.event(minute, shard))));
-    return shards.flat().map(toRollupSource);
+  /**
+   * Hands every event of one minute to `visit`, a page at a time: one strongly consistent Query
+   * per partition (16), `parallel` partitions at once, each paged (1 MB). Only the pages being
+   * read are held, however busy the minute. Returns the number of events.
+   */
+  async readMinute(minute: number, visit: (events: RollupSource[]) => void, parallel = 4): Promise<number> {
+    let count = 0;
+    let next = 0;
+    const worker = async () => {
+      for (let shard = next++; shard < EVENT_SHARDS; shard = next++) {
+        await this.#partition(statsKeys.event(minute, shard), (items) => {
+          count += items.length;
+          visit(items.map(toRollupSource));
+        });
+      }
+    };
+    await Promise.all(Array.from({ length: parallel }, worker));
+    return count;
   }
 
-  async #partition(pk: string): Promise<Item[]> {
-    const items: Item[] = [];
+  /** Every event of one minute, at once (tests; the aggregator folds page by page). */
+  async minuteEvents(minute: number): Promise<RollupSource[]> {
+    const events: RollupSource[] = [];
+    await this.readMinute(minute, (page) => events.push(...page));
+    return events;
+  }
+
+  async #partition(pk: string, visit: (items: Item[]) => void): Promise<void> {
     let start: Item | undefined;
     do {
       const page = await this.#client.call('Query', {
@@ -124,10 +144,9 @@ export class DynamoStatsStore {
         ConsistentRead: true,
         ...(start ? { ExclusiveStartKey: start } : {}),
       });
-      items.push(...(page.Items ?? []));
+      visit(page.Items ?? []);
       start = page.LastEvaluatedKey;
     } while (start);
-    return items;
   }
 
   /** The last minute the aggregator has folded completely, if it ever has. */

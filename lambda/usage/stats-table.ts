@@ -45,6 +45,13 @@ export function bucketOf(granularity: Granularity, at: Date): string {
   return granularity === 'H' ? iso.slice(0, 13) : granularity === 'D' ? iso.slice(0, 10) : iso.slice(0, 7);
 }
 
+/** When the bucket holding `at` ends: the start of the next one. */
+export function bucketEnd(granularity: Granularity, at: Date): Date {
+  const y = at.getUTCFullYear();
+  const m = at.getUTCMonth();
+  return new Date(granularity === 'H' ? Date.UTC(y, m, at.getUTCDate(), at.getUTCHours() + 1) : granularity === 'D' ? Date.UTC(y, m, at.getUTCDate() + 1) : Date.UTC(y, m + 1, 1));
+}
+
 /** The partition holding a bucket: a day of hours, a month of days, a year of months. */
 export function periodOf(granularity: Granularity, bucket: string): string {
   return granularity === 'H' ? bucket.slice(0, 10) : granularity === 'D' ? bucket.slice(0, 7) : bucket.slice(0, 4);

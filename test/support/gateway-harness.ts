@@ -10,7 +10,6 @@ import { EnvCredentials, type CredentialSource } from '../../lambda/upstream/cre
 import { nodeHttpFetch } from '../../lambda/upstream/node-http-fetch.ts';
 import { UpstreamHealth, type HealthOptions } from '../../lambda/upstream/upstream-health.ts';
 import { ensureKeyTable, ensureStatsTable, ensureUsageTable, localDynamo, startEmbeddedStore, type EmbeddedStore } from '../../bin/local/embedded-store.ts';
-import type { DynamoApi } from '../../lambda/aws/dynamodb.ts';
 import { Rollups } from '../../lambda/usage/rollups.ts';
 import { DynamoStatsStore } from '../../lambda/usage/stats-store.ts';
 import { DynamoUsageStore } from '../../lambda/usage/usage-store.ts';
@@ -41,7 +40,6 @@ export interface Harness {
   /** The stats table: usage events (Lambda mode, usageFlushMs 0) and rollups, and their reader. */
   stats: DynamoStatsStore;
   rollups: Rollups;
-  dynamo: DynamoApi;
   /** What the gateway records through (batched when `settings.usageFlushMs` > 0). */
   recorder: UsageRecorder;
   /** Log lines the gateway wrote, parsed. */
@@ -108,7 +106,6 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
     usage,
     stats,
     rollups: new Rollups(storeInfo.statsTable, dynamo),
-    dynamo,
     recorder,
     storeInfo,
     server,

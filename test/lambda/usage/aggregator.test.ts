@@ -35,7 +35,7 @@ async function writeEvents(events: UsageEvent[]): Promise<DynamoStatsStore> {
   return stats;
 }
 
-const run = (stats: Pick<DynamoStatsStore, 'cursor' | 'minuteEvents' | 'applyRollup' | 'advanceCursor'>, now = NOW) => aggregate(stats, { now: () => now, stopAt: Number.POSITIVE_INFINITY, writeConcurrency: 4 });
+const run = (stats: Pick<DynamoStatsStore, 'cursor' | 'readMinute' | 'applyRollup' | 'advanceCursor'>, now = NOW) => aggregate(stats, { now: () => now, stopAt: Number.POSITIVE_INFINITY, writeConcurrency: 4 });
 
 /** A client that dies (throws, as a crashed process stops) after `writes` rollup writes have succeeded. */
 function dyingAfter(client: DynamoApi, writes: number): DynamoApi {
@@ -119,7 +119,7 @@ describe('Lambda: usage events folded by the aggregator', () => {
     const stats = await writeEvents([...old, ...events]);
     let clock = NOW;
     // Each minute takes 20 s of the run's 60 s budget.
-    const slow = { cursor: () => stats.cursor(), applyRollup: stats.applyRollup.bind(stats), advanceCursor: stats.advanceCursor.bind(stats), minuteEvents: (minute: number) => ((clock += 20_000), stats.minuteEvents(minute)) };
+    const slow = { cursor: () => stats.cursor(), applyRollup: stats.applyRollup.bind(stats), advanceCursor: stats.advanceCursor.bind(stats), readMinute: (minute: number, visit: Parameters<DynamoStatsStore['readMinute']>[1]) => ((clock += 20_000), stats.readMinute(minute, visit)) };
     const partial = await aggregate(slow, { now: () => clock, stopAt: NOW + 60_000 });
     expect(partial.minutes).toBe(3);
     expect(partial.cursor).toBe(epochMinute(NOW) - 3 - 60 + 3);

@@ -3,7 +3,7 @@ import { DynamoStatsStore } from '../../lambda/usage/stats-store.ts';
 import { UsageRecorder } from '../../lambda/usage/usage-recorder.ts';
 import { DynamoUsageStore } from '../../lambda/usage/usage-store.ts';
 import type { AggregateResult } from '../../lambda/usage/aggregator.ts';
-import { expectedRows, freshTables, randomEvents, scanRollups } from './usage/usage-events.ts';
+import { expectedRows, freshTables, randomEvents, scanRollups, sorted } from './usage/usage-events.ts';
 
 /** The aggregator's Lambda entry as deployed: its environment, its own DynamoDB client, one run. */
 test('one scheduled run folds the minutes that ended over 2 minutes ago and logs what it did', async () => {
@@ -26,7 +26,6 @@ test('one scheduled run folds the minutes that ended over 2 minutes ago and logs
     }
     expect(result).toMatchObject({ events: 40, behind: 0 });
     expect(JSON.parse(written.join(''))).toMatchObject({ level: 'info', msg: 'usage aggregated', events: 40, minutes: result.minutes });
-    const sorted = <T>(map: Map<string, T>) => new Map([...map].sort(([a], [b]) => a.localeCompare(b)));
     expect(sorted((await scanRollups(tables.dynamo, tables.statsTable)).rows)).toEqual(sorted(expectedRows(events)));
   } finally {
     delete process.env.GATEWAY_STATS_TABLE;

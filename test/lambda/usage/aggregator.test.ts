@@ -5,7 +5,8 @@ import { EVENT_RETENTION_DAYS } from '../../../lambda/usage/stats-table.ts';
 import { UsageRecorder } from '../../../lambda/usage/usage-recorder.ts';
 import { DynamoUsageStore } from '../../../lambda/usage/usage-store.ts';
 import type { UsageEvent } from '../../../lambda/usage/usage-event.ts';
-import { expectedRows, freshTables, random, randomEvents, scanAll, scanRollups } from './usage-events.ts';
+import { seededRandom } from '../../support/chunking.ts';
+import { expectedRows, freshTables, randomEvents, scanAll, scanRollups, sorted } from './usage-events.ts';
 
 type Tables = Awaited<ReturnType<typeof freshTables>>;
 let tables: Tables;
@@ -17,14 +18,13 @@ afterEach(async () => {
   await tables.close();
 });
 
-const sorted = <T>(map: Map<string, T>) => new Map([...map].sort(([a], [b]) => a.localeCompare(b)));
 
 /** The clock the aggregator runs at: some minutes after the events. */
 const NOW = Date.parse('2026-11-26T15:00:30Z');
 
 /** Events spread over the 40 minutes before NOW - 3 min (all foldable), a few in each minute. */
 function recentEvents(seed: number, count: number): UsageEvent[] {
-  const next = random(seed);
+  const next = seededRandom(seed);
   return randomEvents(seed, count, { at: () => new Date(NOW - 3 * 60_000 - Math.floor(next() * 40 * 60_000)) });
 }
 

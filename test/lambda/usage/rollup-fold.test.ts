@@ -1,6 +1,7 @@
 import { addCounters, foldUsage, isError, rollupValue, ttfbBucket, type RollupIncrement } from '../../../lambda/usage/rollup-fold.ts';
 import { ROLLUP_RETENTION_DAYS, TTFB_BOUNDS_MS } from '../../../lambda/usage/stats-table.ts';
-import { expectedRows, random, randomEvents, type Rows } from './usage-events.ts';
+import { seededRandom } from '../../support/chunking.ts';
+import { expectedRows, randomEvents, sorted, type Rows } from './usage-events.ts';
 
 /** The fold's rows in the shape expectedRows gives (zeros left out). */
 function asRows(folded: Map<string, RollupIncrement>): Rows {
@@ -9,7 +10,6 @@ function asRows(folded: Map<string, RollupIncrement>): Rows {
   return rows;
 }
 
-const sorted = (rows: Rows) => new Map([...rows].sort(([a], [b]) => a.localeCompare(b)));
 
 describe('foldUsage: rollups are the sum of the events, for every dimension and bucket', () => {
   test.each([1, 2, 3, 4, 5, 6, 7, 8])('seed %i: all at once, one by one, and in random chunks merged', (seed) => {
@@ -23,7 +23,7 @@ describe('foldUsage: rollups are the sum of the events, for every dimension and 
     expect(sorted(asRows(running))).toEqual(expected);
 
     // The aggregator's: minute by minute (here random chunks), each chunk's rows added to what is stored.
-    const next = random(seed * 31);
+    const next = seededRandom(seed * 31);
     const stored = new Map<string, RollupIncrement>();
     for (let i = 0; i < events.length; ) {
       const size = 1 + Math.floor(next() * 60);

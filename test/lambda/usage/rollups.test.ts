@@ -1,4 +1,3 @@
-import type { DynamoApi } from '../../../lambda/aws/dynamodb.ts';
 import { aggregate } from '../../../lambda/usage/aggregator.ts';
 import { bucketsBetween, granularityFor, partitionsBetween, Rollups, ttfbPercentile } from '../../../lambda/usage/rollups.ts';
 import { DynamoStatsStore } from '../../../lambda/usage/stats-store.ts';
@@ -6,20 +5,19 @@ import { TTFB_BOUNDS_MS, type Dimension } from '../../../lambda/usage/stats-tabl
 import type { UsageEvent } from '../../../lambda/usage/usage-event.ts';
 import { UsageRecorder } from '../../../lambda/usage/usage-recorder.ts';
 import { DynamoUsageStore } from '../../../lambda/usage/usage-store.ts';
-import { freshTables, randomEvents } from './usage-events.ts';
+import { counting, freshTables, randomEvents } from './usage-events.ts';
 
 type Tables = Awaited<ReturnType<typeof freshTables>>;
 let tables: Tables;
-let queries = 0;
 /** The store's client, counting the Queries the readers make. */
-let counted: DynamoApi;
+let queries: ReturnType<typeof counting>;
 
 // Events over 2026-11-26 14:00 to 17:00 UTC and around three month ends (randomEvents' bases).
 const events = randomEvents(41, 600);
 
 beforeAll(async () => {
   tables = await freshTables();
-  counted = { call: ((operation: 'Query', input: never) => (operation === 'Query' && queries++, tables.dynamo.call(operation, input))) as DynamoApi['call'] };
+  queries = counting(tables.dynamo, 'Query');
   const recorder = new UsageRecorder(new DynamoUsageStore(tables.usageTable, tables.dynamo), { flushMs: 3_600_000, stats: new DynamoStatsStore(tables.statsTable, tables.dynamo) });
   for (const event of events) await recorder.record(event);
   await recorder.close();
@@ -53,12 +51,12 @@ const dayOf = (event: UsageEvent) => event.at.toISOString().slice(0, 10);
 
 describe('reading the rollups: the answers equal what was recorded', () => {
   test('series by the hour, per person: cost and errors in every bucket, empty ones zero', async () => {
-    const rollups = new Rollups(tables.statsTable, counted);
+    const rollups = new Rollups(tables.statsTable, queries.client);
     const from = new Date('2026-11-26T13:20:00Z');
     const to = new Date('2026-11-26T18:59:00Z');
-    queries = 0;
+    queries.calls = 0;
     const series = await rollups.series('person', 'auto', from, to, ['costMicroUsd', 'errors']);
-    expect(queries).toBe(1);
+    expect(queries.calls).toBe(1);
     expect(series.granularity).toBe('H');
     expect(series.buckets).toEqual(['2026-11-26T13', '2026-11-26T14', '2026-11-26T15', '2026-11-26T16', '2026-11-26T17', '2026-11-26T18']);
     const expectedCost = naive('person', hourOf, series.buckets, cost);
@@ -72,13 +70,13 @@ describe('reading the rollups: the answers equal what was recorded', () => {
   });
 
   test('totals by the day across a month\'s end, per group, and the top keys by spend', async () => {
-    const rollups = new Rollups(tables.statsTable, counted);
+    const rollups = new Rollups(tables.statsTable, queries.client);
     const from = new Date('2026-11-29T00:00:00Z');
     const to = new Date('2026-12-01T12:00:00Z');
-    queries = 0;
+    queries.calls = 0;
     const totals = await rollups.totals('group', from, to, 'D');
     // Two month partitions: November's days and December's.
-    expect(queries).toBe(2);
+    expect(queries.calls).toBe(2);
     const days = ['2026-11-29', '2026-11-30', '2026-12-01'];
     const expected = naive('group', dayOf, days, cost);
     const requests = naive('group', dayOf, days, () => 1);
@@ -93,7 +91,7 @@ describe('reading the rollups: the answers equal what was recorded', () => {
   });
 
   test('time to first byte: p50 and p99 fall in the buckets holding the true percentiles', async () => {
-    const rollups = new Rollups(tables.statsTable, counted);
+    const rollups = new Rollups(tables.statsTable, queries.client);
     const [all] = await rollups.ttfb('all', new Date('2026-01-01T00:00:00Z'), new Date('2027-12-31T00:00:00Z'), 'M');
     const times = events.flatMap((event) => (event.ttfbMs === undefined ? [] : [event.ttfbMs])).sort((a, b) => a - b);
     expect(all?.count).toBe(times.length);
@@ -160,9 +158,9 @@ describe('ranges, granularities and the partitions a read covers', () => {
   test('a range wider than a granularity keeps is refused before any read', async () => {
     expect(() => partitionsBetween('H', at('2026-01-01T00:00:00Z'), at('2026-11-26T00:00:00Z'))).toThrow(RangeError);
     expect(() => partitionsBetween('D', at('2026-11-02T00:00:00Z'), at('2026-11-01T00:00:00Z'))).toThrow('ends before it starts');
-    queries = 0;
-    await expect(new Rollups(tables.statsTable, counted).series('all', 'H', at('2000-01-01T00:00:00Z'), at('2026-11-26T00:00:00Z'), ['requests'])).rejects.toThrow(RangeError);
-    expect(queries).toBe(0);
+    queries.calls = 0;
+    await expect(new Rollups(tables.statsTable, queries.client).series('all', 'H', at('2000-01-01T00:00:00Z'), at('2026-11-26T00:00:00Z'), ['requests'])).rejects.toThrow(RangeError);
+    expect(queries.calls).toBe(0);
   });
 
   test('percentiles interpolate within a bucket; the open last bucket answers its lower bound; none without data', () => {

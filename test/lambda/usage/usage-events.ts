@@ -3,6 +3,7 @@ import { ensureStatsTable, ensureUsageTable, localDynamo, startEmbeddedStore, ty
 import type { DynamoApi } from '../../../lambda/aws/dynamodb.ts';
 import { TTFB_BOUNDS_MS } from '../../../lambda/usage/stats-table.ts';
 import type { UsageEvent } from '../../../lambda/usage/usage-event.ts';
+import { seededRandom } from '../../support/chunking.ts';
 
 /**
  * Usage events for the rollup tests: random ones from a seed, and what the rollups must hold for
@@ -10,25 +11,13 @@ import type { UsageEvent } from '../../../lambda/usage/usage-event.ts';
  * with the code under test.
  */
 
-/** mulberry32: a small seeded PRNG, so a failing case can be replayed from its seed. */
-export function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const pick = <T>(next: () => number, values: readonly T[]): T => values[Math.floor(next() * values.length)] as T;
 
 /** Times around a year's, a month's and a day's end, and an ordinary afternoon. */
 const BASES = ['2026-12-31T23:00:00Z', '2026-11-30T23:30:00Z', '2026-11-26T14:00:00Z', '2026-02-28T22:00:00Z'].map((at) => Date.parse(at));
 
 export function randomEvents(seed: number, count: number, options: { at?: () => Date } = {}): UsageEvent[] {
-  const next = random(seed);
+  const next = seededRandom(seed);
   return Array.from({ length: count }, (_, i) => {
     const usage = next() < 0.15 ? undefined : { inputTokens: Math.floor(next() * 5000), outputTokens: Math.floor(next() * 2000), cacheReadTokens: next() < 0.5 ? 0 : Math.floor(next() * 90_000), cacheWriteTokens: next() < 0.7 ? 0 : Math.floor(next() * 4000) };
     const event: UsageEvent = {
@@ -48,6 +37,18 @@ export function randomEvents(seed: number, count: number, options: { at?: () => 
     if (usage) event.usage = usage;
     return event;
   });
+}
+
+/** A map in key order, so that two are compared without regard to insertion order. */
+export function sorted<T>(map: Map<string, T>): Map<string, T> {
+  return new Map([...map].sort(([a], [b]) => a.localeCompare(b)));
+}
+
+/** The store's client, counting the calls of one operation (the reads a reader makes). */
+export function counting(client: DynamoApi, counted: string): { client: DynamoApi; calls: number } {
+  const counter = { calls: 0, client } as { client: DynamoApi; calls: number };
+  counter.client = { call: ((operation: 'Query', input: never) => (operation === counted && counter.calls++, client.call(operation, input))) as DynamoApi['call'] };
+  return counter;
 }
 
 /** A rollup row as a test sees it: its keys and its non-zero counters. */

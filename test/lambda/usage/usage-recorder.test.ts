@@ -4,7 +4,7 @@ import { UsageRecorder } from '../../../lambda/usage/usage-recorder.ts';
 import { DynamoUsageStore } from '../../../lambda/usage/usage-store.ts';
 import { personAccount } from '../../../lambda/usage/usage-table.ts';
 import type { UsageEvent } from '../../../lambda/usage/usage-event.ts';
-import { expectedRows, freshTables, randomEvents, scanAll, scanRollups } from './usage-events.ts';
+import { expectedRows, freshTables, randomEvents, scanAll, scanRollups, sorted } from './usage-events.ts';
 
 type Tables = Awaited<ReturnType<typeof freshTables>>;
 let tables: Tables;
@@ -16,7 +16,6 @@ afterEach(async () => {
   await tables.close();
 });
 
-const sorted = <T>(map: Map<string, T>) => new Map([...map].sort(([a], [b]) => a.localeCompare(b)));
 
 /** What the accounts' day items must hold: per account, day and client model. */
 function expectedDays(events: UsageEvent[]): Map<string, { requests: number; inputTokens: number; costMicroUsd: number }> {

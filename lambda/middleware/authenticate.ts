@@ -36,6 +36,12 @@ export function authenticate(deps: GatewayDeps, cache: KeyCache): GatewayMiddlew
       } catch (error) {
         throw new GatewayError('internal', 'The key store could not be read; try again.', { cause: error });
       }
+      if (record?.malformed) {
+        // Fail closed: the item cannot be trusted to say what the key may do. The client gets the
+        // plain 401; the operator's log line (the error's cause) names the key and its bad attributes.
+        const { kind, message, headers } = invalidKey();
+        throw new GatewayError(kind, message, { headers, cause: new Error(`key ${record.id || '(no id)'} refused: its item has malformed attributes: ${record.malformed.join(', ')}`) });
+      }
       if (!record || record.revoked || (record.expiresAt !== undefined && record.expiresAt * 1000 <= Date.now())) throw invalidKey();
       state.key = record;
       // Bounded-rate usage stamp: once per interval per instance, and the table's condition

@@ -53,7 +53,7 @@ export function accountsOf(event: Pick<UsageEvent, 'keyId' | 'personSub'>): stri
  * the counters not written yet through `days`, so limits hold on this instance between flushes.
  */
 export class UsageRecorder {
-  readonly #store: Pick<DynamoUsageStore, 'add' | 'days' | 'admitRequest'>;
+  readonly #store: Pick<DynamoUsageStore, 'add' | 'days' | 'admitRequest' | 'acquireLease' | 'releaseLease'>;
   readonly #stats: UsageRecorderOptions['stats'];
   readonly #options: Required<Omit<UsageRecorderOptions, 'onWriteError' | 'stats'>> & Pick<UsageRecorderOptions, 'onWriteError'>;
   readonly #items = new CounterBuffer<DayItem>();
@@ -61,7 +61,7 @@ export class UsageRecorder {
   #flushing: Promise<void> | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
 
-  constructor(store: Pick<DynamoUsageStore, 'add' | 'days' | 'admitRequest'>, options: UsageRecorderOptions) {
+  constructor(store: Pick<DynamoUsageStore, 'add' | 'days' | 'admitRequest' | 'acquireLease' | 'releaseLease'>, options: UsageRecorderOptions) {
     const { stats, ...rest } = options;
     this.#store = store;
     this.#stats = stats;
@@ -106,6 +106,15 @@ export class UsageRecorder {
 
   admitRequest(keyId: string, limit: number, at: Date): Promise<boolean> {
     return this.#store.admitRequest(keyId, limit, at);
+  }
+
+  /** Leases on requests in progress are never batched: each instance must see every other's at once. */
+  acquireLease(keyId: string, leaseId: string, cap: number, expiresAt: Date, now: Date): Promise<boolean> {
+    return this.#store.acquireLease(keyId, leaseId, cap, expiresAt, now);
+  }
+
+  releaseLease(keyId: string, leaseId: string, expiresAt: Date): Promise<void> {
+    return this.#store.releaseLease(keyId, leaseId, expiresAt);
   }
 
   /** Day items and rollup rows not yet written (for tests and the shutdown message). */

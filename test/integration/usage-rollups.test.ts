@@ -16,8 +16,9 @@ const config = (url: string) => ({
   upstreams: { ant: { type: 'anthropic', baseUrl: url }, dead: { type: 'anthropic', baseUrl: 'http://127.0.0.1:9' }, sim: { type: 'simulator' } },
   routes: [
     { model: 'team-fast', upstream: 'ant', upstreamModel: 'claude-sonnet-5' },
-    { model: 'claude-*', upstream: 'ant' },
-    { model: 'dead-*', upstream: 'dead' },
+    // Made-up names must reach the upstream (to be refused there): these globs pass unpriced names on.
+    { model: 'claude-*', upstream: 'ant', allowUnpriced: true },
+    { model: 'dead-*', upstream: 'dead', allowUnpriced: true },
     { model: 'sim-*', upstream: 'sim' },
   ],
 });

@@ -59,6 +59,8 @@ export class UsageRecorder {
   readonly #items = new CounterBuffer<DayItem>();
   readonly #rows = new CounterBuffer<RollupIncrement>();
   #flushing: Promise<void> | undefined;
+  /** A flush was asked for while one was under way: it goes round once more. */
+  #again = false;
   #timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(store: Pick<DynamoUsageStore, 'add' | 'days' | 'admitRequest' | 'acquireLease' | 'releaseLease'>, options: UsageRecorderOptions) {
@@ -122,9 +124,26 @@ export class UsageRecorder {
     return this.#items.size + this.#rows.size;
   }
 
-  /** Writes everything added so far; concurrent calls share one flush. Failed items stay pending. */
+  /**
+   * Writes everything added so far; failed items stay pending. Concurrent calls share one flush,
+   * which goes round once more when called while under way: what a round writes is what was
+   * pending when it began, and a caller waits for what it recorded before calling.
+   */
   flush(): Promise<void> {
-    this.#flushing ??= this.#writePending().finally(() => (this.#flushing = undefined));
+    if (this.#flushing) {
+      this.#again = true;
+      return this.#flushing;
+    }
+    this.#flushing = (async () => {
+      try {
+        do {
+          this.#again = false;
+          await this.#writePending();
+        } while (this.#again);
+      } finally {
+        this.#flushing = undefined;
+      }
+    })();
     return this.#flushing;
   }
 

@@ -85,6 +85,20 @@ describe('npm start (flushMs > 0): accounts and rollups added up in memory, writ
     expect(sorted(await storedDays())).toEqual(sorted(expectedDays(events)));
   });
 
+  test('a flush asked for while another is under way writes what was recorded since that one began', async () => {
+    const stats = new DynamoStatsStore(tables.statsTable, tables.dynamo);
+    const recorder = new UsageRecorder(new DynamoUsageStore(tables.usageTable, tables.dynamo), { flushMs: 3_600_000, stats });
+    const events = randomEvents(15, 40);
+    for (const event of events.slice(0, 20)) await recorder.record(event);
+    const first = recorder.flush();
+    for (const event of events.slice(20)) await recorder.record(event);
+    await recorder.flush();
+    await first;
+    expect(recorder.pendingItems).toBe(0);
+    expect(sorted((await scanRollups(tables.dynamo, tables.statsTable)).rows)).toEqual(sorted(expectedRows(events)));
+    expect(sorted(await storedDays())).toEqual(sorted(expectedDays(events)));
+  });
+
   test('backpressure: at most maxPendingRows rows are held; record waits for a flush beyond', async () => {
     const stats = new DynamoStatsStore(tables.statsTable, tables.dynamo);
     const recorder = new UsageRecorder(new DynamoUsageStore(tables.usageTable, tables.dynamo), { flushMs: 3_600_000, stats, maxPendingRows: 30 });

@@ -1,6 +1,7 @@
 import {
   BatchGetItemCommand,
   CreateTableCommand,
+  DeleteItemCommand,
   GetItemCommand,
   PutItemCommand,
   QueryCommand,
@@ -14,6 +15,7 @@ const COMMANDS = {
   GetItem: GetItemCommand,
   PutItem: PutItemCommand,
   UpdateItem: UpdateItemCommand,
+  DeleteItem: DeleteItemCommand,
   Query: QueryCommand,
   Scan: ScanCommand,
   BatchGetItem: BatchGetItemCommand,

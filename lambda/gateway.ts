@@ -3,7 +3,7 @@ import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
 import { KeyCache } from './auth/key-cache.ts';
 import type { GatewayDeps, HandlerResponse } from './deps.ts';
-import { toGatewayError, type GatewayError } from './errors.ts';
+import { bodyTooLarge, GatewayError, toGatewayError } from './errors.ts';
 import { dispatch } from './handlers/dispatch.ts';
 import { authenticate } from './middleware/authenticate.ts';
 import { enforceLimits } from './middleware/enforce-limits.ts';
@@ -31,7 +31,7 @@ type Request = Parameters<NonNullable<GatewayMiddleware['before']>>[0];
 export function createGateway(deps: GatewayDeps) {
   const cache = new KeyCache(deps.settings.keyCacheSeconds);
   const configuredModels = new Set(deps.router.modelIds);
-  const context = requestContext(deps.settings);
+  const context = requestContext(deps.settings, { identity: deps.identity !== undefined });
   const auth = authenticate(deps, cache);
   const handler = middy<LambdaFunctionURLEvent, HandlerResponse, Error, GatewayContext>({
     executionMode: executionModeStreamifyResponse,
@@ -86,7 +86,7 @@ export function createGateway(deps: GatewayDeps) {
       try {
         await context.before?.(request);
         await auth.before?.(request);
-        return undefined;
+        return smallBodyOnly(event, request.context.gateway.route?.maxBodyBytes);
       } catch (error) {
         return toGatewayError(error);
       } finally {
@@ -99,4 +99,17 @@ export function createGateway(deps: GatewayDeps) {
       }
     },
   });
+}
+
+/**
+ * Routes that take only a small body (the unauthenticated sign-in forms) are refused before it is
+ * read: one larger than their allowance, or one of unannounced length (browsers and OAuth clients
+ * always send Content-Length).
+ */
+function smallBodyOnly(event: LambdaFunctionURLEvent, limit: number | undefined): GatewayError | undefined {
+  if (limit === undefined) return undefined;
+  const announced = event.headers['content-length'];
+  if (announced === undefined) return new GatewayError('length_required', 'Send the request body with a Content-Length.');
+  const size = Number(announced);
+  return Number.isFinite(size) && size <= limit ? undefined : bodyTooLarge(size, limit);
 }

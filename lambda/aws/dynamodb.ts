@@ -3,6 +3,8 @@ import type {
   BatchGetItemOutput,
   CreateTableInput,
   CreateTableOutput,
+  DeleteItemInput,
+  DeleteItemOutput,
   GetItemInput,
   GetItemOutput,
   PutItemInput,
@@ -22,6 +24,8 @@ interface Shapes {
   GetItem: [GetItemInput, GetItemOutput];
   PutItem: [PutItemInput, PutItemOutput];
   UpdateItem: [UpdateItemInput, UpdateItemOutput];
+  /** Single-use items (sign-in transactions) are taken with `ReturnValues: ALL_OLD`. */
+  DeleteItem: [DeleteItemInput, DeleteItemOutput];
   Query: [QueryInput, QueryOutput];
   Scan: [ScanInput, ScanOutput];
   BatchGetItem: [BatchGetItemInput, BatchGetItemOutput];

@@ -1,6 +1,9 @@
 import { aggregate } from '../../lambda/usage/aggregator.ts';
 import type { ValueTotals } from '../../lambda/usage/rollups.ts';
+import { personAccount, utcDay } from '../../lambda/usage/usage-table.ts';
 import { logOf, startGateway, type Harness } from '../support/gateway-harness.ts';
+import { signIn } from '../support/sign-in.ts';
+import { ALICE, messagesWith, startSignInGateway } from '../support/sign-in-gateway.ts';
 import { fixture, sendJson, startUpstream, type UpstreamStub } from '../support/upstream-stub.ts';
 
 /**
@@ -102,4 +105,29 @@ test('npm start: the same traffic is in the rollups after a flush, with no event
   await local.recorder.flush();
   await expectRollupsToShow(local, sent, from, to);
   expect(await local.stats.minuteEvents(Math.floor(from.getTime() / 60_000))).toEqual([]);
+});
+
+test('a signed-in person and a key tied to them: both accounts charged exactly, the person and their groups in the rollups', async () => {
+  const setup = await startSignInGateway();
+  try {
+    const { gateway } = setup;
+    const tokens = await signIn(gateway.url, ALICE);
+    const owned = await gateway.issueKey({ name: 'alice-ci', owner: ALICE.sub });
+    const from = new Date();
+    for (const bearer of [tokens.access_token as string, tokens.access_token as string, owned.key]) expect((await messagesWith(gateway.url, bearer)).status).toBe(200);
+    for (const until = Date.now() + 5_000; gateway.server.inFlight > 0 && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 10));
+    const to = new Date();
+
+    // Caps read the accounts: the person's has all three requests, the key's its own one.
+    const person = await gateway.recorder.days(personAccount(ALICE.sub), utcDay(from));
+    expect(person.reduce((sum, day) => sum + day.requests, 0)).toBe(3);
+    expect((await gateway.recorder.days(owned.id, utcDay(from))).reduce((sum, day) => sum + day.requests, 0)).toBe(1);
+
+    await aggregate(gateway.stats, { now: () => to.getTime() + 4 * 60_000, stopAt: Number.POSITIVE_INFINITY });
+    expect(byValue(await gateway.rollups.totals('person', from, to, 'H')).get(ALICE.sub)?.requests).toBe(3);
+    expect(byValue(await gateway.rollups.totals('group', from, to, 'D')).get('engineering')?.requests).toBe(3);
+    expect([...byValue(await gateway.rollups.totals('key', from, to, 'H'))].map(([id, totals]) => [id, totals.requests])).toEqual([[owned.id, 1]]);
+  } finally {
+    await setup.close();
+  }
 });

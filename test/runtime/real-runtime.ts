@@ -3,7 +3,7 @@ import { DynamoKeyStore } from '../../lambda/auth/key-store.ts';
 import type { KeyRecord } from '../../lambda/auth/key-table.ts';
 import { Rollups } from '../../lambda/usage/rollups.ts';
 import { DynamoStatsStore } from '../../lambda/usage/stats-store.ts';
-import { ensureKeyTable, ensureStatsTable, ensureUsageTable, localDynamo, startEmbeddedStore } from '../../bin/local/embedded-store.ts';
+import { ensureIdentityTable, ensureKeyTable, ensureStatsTable, ensureUsageTable, localDynamo, startEmbeddedStore } from '../../bin/local/embedded-store.ts';
 import { builtRicEntry } from './build-ric.ts';
 import { startFunctionUrlFront } from './function-url-front.ts';
 import { startLambdaEnvironment, type LambdaEnvironment, type LambdaEnvironmentOptions } from './lambda-environment.ts';
@@ -56,10 +56,11 @@ export async function startRealRuntime(options: RealRuntimeOptions): Promise<Rea
   const ricEntry = requireRic();
   const store = await startEmbeddedStore(undefined);
   const dynamo = localDynamo(store.endpoint);
-  const tables = { keys: 'gateway-keys', usage: 'gateway-usage', stats: 'gateway-stats' };
+  const tables = { keys: 'gateway-keys', usage: 'gateway-usage', stats: 'gateway-stats', identity: 'gateway-identity' };
   await ensureKeyTable(dynamo, tables.keys);
   await ensureUsageTable(dynamo, tables.usage);
   await ensureStatsTable(dynamo, tables.stats);
+  await ensureIdentityTable(dynamo, tables.identity);
   const taskRoot = options.taskRoot ?? (await buildProductionBundle());
   const lambda = await startLambdaEnvironment({
     ricEntry,
@@ -74,6 +75,8 @@ export async function startRealRuntime(options: RealRuntimeOptions): Promise<Rea
       GATEWAY_KEYS_TABLE: tables.keys,
       GATEWAY_USAGE_TABLE: tables.usage,
       GATEWAY_STATS_TABLE: tables.stats,
+      // Read only when the routing config has `identity`.
+      GATEWAY_IDENTITY_TABLE: tables.identity,
       AWS_ACCESS_KEY_ID: FUNCTION_ROLE_CREDENTIALS.accessKeyId,
       AWS_SECRET_ACCESS_KEY: FUNCTION_ROLE_CREDENTIALS.secretAccessKey,
       AWS_SESSION_TOKEN: 'test-session-token',

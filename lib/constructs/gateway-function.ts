@@ -12,6 +12,7 @@ import { CONFIG_FILE_NAME, configFileHooks } from './config-file.ts';
 import type { IdentitySecret } from './identity-secret.ts';
 import type { IdentityTable } from './identity-table.ts';
 import type { KeyTable } from './key-table.ts';
+import type { StatsTable } from './stats-table.ts';
 import type { UsageTable } from './usage-table.ts';
 import type { UpstreamSecret } from './upstream-secret.ts';
 
@@ -62,6 +63,7 @@ export interface GatewayFunctionProps {
   routing: RoutingConfig;
   keyTable: KeyTable;
   usageTable: UsageTable;
+  statsTable: StatsTable;
   /** Absent when no upstream takes API keys (Bedrock and other AWS-signed upstreams need none). */
   upstreamSecret: UpstreamSecret | undefined;
   /** What the routing invokes on AWS (Bedrock), as IAM statements for the role. */
@@ -109,6 +111,7 @@ export class GatewayFunction extends Construct {
     this.logGroup.grantWrite(role);
     props.keyTable.grantKeyLookup(role);
     props.usageTable.grantMetering(role);
+    props.statsTable.grantGateway(role);
     props.upstreamSecret?.grantRead(role);
     for (const statement of props.awsAccess) {
       role.addToPolicy(new PolicyStatement({ sid: statement.sid, actions: statement.actions, resources: statement.resources, ...(statement.conditions ? { conditions: statement.conditions } : {}) }));
@@ -218,6 +221,7 @@ function gatewayEnvironment(props: GatewayFunctionProps): Record<string, string>
     GATEWAY_CONFIG_FILE: CONFIG_FILE_NAME,
     GATEWAY_KEYS_TABLE: props.keyTable.table.tableName,
     GATEWAY_USAGE_TABLE: props.usageTable.table.tableName,
+    GATEWAY_STATS_TABLE: props.statsTable.table.tableName,
     GATEWAY_METRICS_NAMESPACE: props.metricsNamespace,
   };
   if (props.upstreamSecret) environment.GATEWAY_UPSTREAM_SECRET = props.upstreamSecret.secret.secretArn;

@@ -9,7 +9,7 @@ import { onlyResource, synthGateway } from '../synth.ts';
 
 describe('GatewayFunction', () => {
   test('bundle target and Lambda runtime are the same Node major', () => {
-    const runtime = onlyResource(synthGateway().template, 'AWS::Lambda::Function').properties.Runtime as string;
+    const runtime = onlyResource(synthGateway().template, 'AWS::Lambda::Function', 'Gateway').properties.Runtime as string;
     expect(runtime).toMatch(/^nodejs\d+\.x$/);
     expect(HANDLER_BUNDLING.target).toBe(runtime.replace(/^nodejs(\d+)\.x$/, 'node$1'));
   });

@@ -169,8 +169,10 @@ describe('PrivateApi through an existing endpoint', () => {
     const outputs = Object.keys(template.toJSON().Outputs);
     for (const name of [STACK_OUTPUTS.functionUrl, STACK_OUTPUTS.messagesBaseUrl, STACK_OUTPUTS.responsesBaseUrl, STACK_OUTPUTS.privateApiVpcEndpointDnsName]) expect(outputs).not.toContain(name);
     expect(outputs).toContain(STACK_OUTPUTS.privateApiMessagesBaseUrl);
-    const permissions = resources(template, 'AWS::Lambda::Permission').map((permission) => permission.properties.Principal);
-    expect(permissions).toEqual(['apigateway.amazonaws.com', 'apigateway.amazonaws.com']);
+    // Who may invoke the gateway function (the usage aggregator has its own schedule's permission).
+    const gateway = { 'Fn::GetAtt': [onlyResource(template, 'AWS::Lambda::Function', 'Gateway').logicalId, 'Arn'] };
+    const permissions = resources(template, 'AWS::Lambda::Permission').filter((permission) => JSON.stringify(permission.properties.FunctionName) === JSON.stringify(gateway));
+    expect(permissions.map((permission) => permission.properties.Principal)).toEqual(['apigateway.amazonaws.com', 'apigateway.amazonaws.com']);
   });
 
   test('writes JSON access logs to a log group with the stack retention, and traces the stage when tracing is on', () => {

@@ -3,7 +3,7 @@ import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
 import { KeyCache } from './auth/key-cache.ts';
 import type { GatewayDeps, HandlerResponse } from './deps.ts';
-import { toGatewayError, type GatewayError } from './errors.ts';
+import { toGatewayError } from './errors.ts';
 import { dispatch } from './handlers/dispatch.ts';
 import { authenticate } from './middleware/authenticate.ts';
 import { enforceLimits } from './middleware/enforce-limits.ts';
@@ -12,7 +12,7 @@ import { parseBody } from './middleware/parse-body.ts';
 import { requestContext } from './middleware/request-context.ts';
 import type { GatewayMiddleware } from './middleware/types.ts';
 import { requestLogLine } from './observability/request-log.ts';
-import { responseEnded, stateOf, type GatewayContext } from './request-state.ts';
+import { responseEnded, stateOf, type GatewayContext, type Preflight } from './request-state.ts';
 import { costMicroUsd } from './usage/cost.ts';
 import { chargeableUsage, isMetered } from './usage/metering.ts';
 
@@ -25,8 +25,9 @@ type Request = Parameters<NonNullable<GatewayMiddleware['before']>>[0];
  *
  * `preflight` runs the checks that need only the request line and headers (route, origin, key)
  * without running the request: a runtime that receives bodies itself (the local server) uses it to
- * refuse an unauthenticated upload before reading a byte of it. Lambda receives the whole request
- * in its event and never calls it.
+ * refuse an unauthenticated upload before reading a byte of it, and to learn how much body the
+ * request may bring (none on the open routes). Lambda receives the whole request in its event and
+ * never calls it.
  */
 export function createGateway(deps: GatewayDeps) {
   const cache = new KeyCache(deps.settings.keyCacheSeconds);
@@ -76,14 +77,16 @@ export function createGateway(deps: GatewayDeps) {
     .handler((event, context) => dispatch(event, stateOf(context), deps));
 
   return Object.assign(handler, {
-    async preflight(event: LambdaFunctionURLEvent): Promise<GatewayError | undefined> {
+    async preflight(event: LambdaFunctionURLEvent): Promise<Preflight> {
       const request = { event, context: {} as GatewayContext, response: undefined, error: undefined, internal: {} } as unknown as Request;
       try {
         await context.before?.(request);
         await auth.before?.(request);
-        return undefined;
+        // Past the key check without a key: an open route, which takes no body.
+        const authenticated = request.context.gateway?.key !== undefined;
+        return { authenticated, maxBodyBytes: authenticated ? deps.settings.maxBodyBytes : 0 };
       } catch (error) {
-        return toGatewayError(error);
+        return { refusal: toGatewayError(error), authenticated: false, maxBodyBytes: 0 };
       } finally {
         // The key check may have asked for a `lastUsedAt` stamp: it is written now, and nothing outlives the call.
         const state = request.context.gateway;

@@ -1,14 +1,14 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
 /**
- * The process listening on a TCP port, as `pid 1234 (node bin/dev-server.ts)`, read from /proc
- * the way `ss -ltnp` does: the listening socket's inode in /proc/net/tcp{,6}, then the process
- * with a file descriptor on that inode. Best effort: undefined off Linux, or when the holder
- * belongs to another user (its descriptors cannot be read).
+ * Which process listens on which TCP port, read from /proc the way `ss -ltnp` does: listening
+ * sockets' inodes from /proc/net/tcp{,6}, and the processes holding a descriptor on them. Best
+ * effort: empty off Linux, and blind to other users' processes (their descriptors cannot be read).
  */
-export function portHolder(port: number): string | undefined {
-  const inodes = new Set<string>();
-  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+
+/** Listening sockets: `socket:[inode]` -> port. */
+function listeningSockets(): Map<string, number> {
+  const sockets = new Map<string, number>();
   for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
     let text: string;
     try {
@@ -17,34 +17,48 @@ export function portHolder(port: number): string | undefined {
       continue;
     }
     for (const line of text.split('\n').slice(1)) {
-      const fields = line.trim().split(/\s+/);
       // local_address is ADDR:PORT in hex; state 0A is LISTEN; the inode is the tenth field.
-      if (fields[1]?.endsWith(`:${hexPort}`) && fields[3] === '0A' && fields[9] !== undefined) inodes.add(`socket:[${fields[9]}]`);
+      const fields = line.trim().split(/\s+/);
+      const port = Number.parseInt(fields[1]?.split(':').pop() ?? '', 16);
+      if (fields[3] === '0A' && fields[9] !== undefined && Number.isFinite(port)) sockets.set(`socket:[${fields[9]}]`, port);
     }
   }
-  if (inodes.size === 0) return undefined;
+  return sockets;
+}
+
+/** The socket inodes a process holds descriptors on (empty when it cannot be read). */
+function socketsOf(pid: string): string[] {
+  try {
+    return readdirSync(`/proc/${pid}/fd`).flatMap((fd) => {
+      try {
+        return [readlinkSync(`/proc/${pid}/fd/${fd}`)];
+      } catch {
+        return [];
+      }
+    });
+  } catch {
+    return [];
+  }
+}
+
+/** The process listening on `port`, as `pid 1234 (node bin/dev-server.ts)`. */
+export function portHolder(port: number): string | undefined {
+  const sockets = new Set([...listeningSockets()].filter(([, listening]) => listening === port).map(([inode]) => inode));
+  if (sockets.size === 0) return undefined;
   let pids: string[];
   try {
     pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
   } catch {
     return undefined;
   }
-  for (const pid of pids) {
-    let descriptors: string[];
-    try {
-      descriptors = readdirSync(`/proc/${pid}/fd`);
-    } catch {
-      continue;
-    }
-    for (const fd of descriptors) {
-      try {
-        if (inodes.has(readlinkSync(`/proc/${pid}/fd/${fd}`))) return `pid ${pid} (${commandOf(pid)})`;
-      } catch {
-        // Closed meanwhile.
-      }
-    }
-  }
-  return undefined;
+  const pid = pids.find((candidate) => socketsOf(candidate).some((inode) => sockets.has(inode)));
+  return pid === undefined ? undefined : `pid ${pid} (${commandOf(pid)})`;
+}
+
+/** The ports a process listens on (what another local user finds with `ss -ltn`). */
+export function portsOf(pid: number): number[] {
+  const listening = listeningSockets();
+  return [...new Set(socketsOf(String(pid)).flatMap((inode) => (listening.has(inode) ? [listening.get(inode) as number] : [])))];
 }
 
 function commandOf(pid: string): string {

@@ -31,7 +31,7 @@ export function listen(server: Server, port: number, host: string): Promise<void
       const address = `${host.includes(':') ? `[${host}]` : host}:${port}`;
       if (error.code === 'EADDRINUSE') {
         const holder = portHolder(port);
-        reject(new StartRefused(`Port ${port} is already in use${holder ? ` by ${holder}` : ''} (${address}). Stop that process, or start with another PORT (PORT=0 picks a free one).`));
+        reject(new StartRefused(`Port ${port} on ${host} is already in use${holder ? ` by ${holder}` : ' by another process'}. Stop that process, or start with another PORT (PORT=0 picks a free one).`));
       } else if (error.code === 'EACCES') reject(new StartRefused(`Not allowed to listen on ${address} (ports below 1024 need privileges): use a PORT of 1024 or more.`));
       else if (error.code === 'EADDRNOTAVAIL') reject(new StartRefused(`Cannot listen on ${address}: HOST is not an address of this machine.`));
       else reject(error);

@@ -31,8 +31,14 @@ export const MAX_JSON_DEPTH = 128;
  */
 export const MAX_JSON_VALUES = 500_000;
 
-/** Heap per parsed value charged to the runtime's body budget (measured up to ~110 bytes: an empty object in an array). */
-const PARSED_VALUE_BYTES = 128;
+/**
+ * What parsing and forwarding a body costs in memory, charged to the runtime's body budget before
+ * it is spent: its strings twice (parsed, and the request sent upstream) and an object or slot per
+ * value (measured up to about 110 bytes: an empty object in an array).
+ */
+function parseCost(text: string, values: number): number {
+  return 2 * text.length + 128 * values;
+}
 
 /** Members that decide routing, streaming or limits: a second copy could be read differently upstream. */
 const DECISIVE_MEMBERS: ReadonlySet<string> = new Set(['model', 'stream', 'max_tokens', 'max_output_tokens']);
@@ -65,8 +71,7 @@ export function parseBody(settings: Settings): GatewayMiddleware {
       if (shape.tooDeep) throw new GatewayError('invalid_request', `Request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
       if (shape.tooManyValues) throw new GatewayError('request_too_large', `Request body holds more than ${MAX_JSON_VALUES} JSON values; the limit is ${MAX_JSON_VALUES}.`);
       if (shape.duplicate) throw new GatewayError('invalid_request', `Request body has "${shape.duplicate}" more than once.`, { param: shape.duplicate });
-      // The parsed strings (about the text's length) and an object or slot per value.
-      if (memory !== undefined && !memory.take(text.length + shape.values * PARSED_VALUE_BYTES)) throw tooManyBodies();
+      if (memory !== undefined && !memory.take(parseCost(text, shape.values))) throw tooManyBodies();
       let parsed: unknown;
       try {
         parsed = JSON.parse(text);

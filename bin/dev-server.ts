@@ -96,13 +96,16 @@ try {
   refuse(error);
 }
 const { port: actualPort } = server.address() as AddressInfo;
-const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
+// The address clients dial, in the banner, the setup text and for the key CLI: a wildcard
+// (HOST=0.0.0.0 or ::, all interfaces) is dialled on this machine as its loopback.
+const dialled = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+const url = `http://${dialled.includes(':') ? `[${dialled}]` : dialled}:${actualPort}`;
 // The key CLI reads this: the running store (its secret included) and the address for client setup.
 claim.update({ url, store: store.endpoint, keyCacheSeconds: settings.keyCacheSeconds });
 
 const keys = new DynamoKeyStore(LOCAL_KEY_TABLE, dynamo);
 const existing = await keys.list();
-console.log(`Gateway listening on ${url}`);
+console.log(`Gateway listening on ${url}${dialled === host ? '' : ` (and every other address of this machine: HOST=${host})`}`);
 console.log(`  Messages:  ${url}/first/v1/messages   Responses: ${url}/second/v1/responses`);
 console.log(`  ${notice}`);
 console.log(`  Key store: ${dataDir}`);

@@ -50,6 +50,8 @@ export function claimDataFolder(dataDir: string, role: Holder['role']): { claim:
       rmSync(path, { force: true });
     }
   }
+  // The marker of versions before this record (world-readable, naming the unguarded store's port).
+  rmSync(join(dataDir, 'store-endpoint.json'), { force: true });
   return {
     claim: {
       update(fields) {

@@ -47,12 +47,15 @@ export function listen(server: Server, port: number, host: string): Promise<void
 }
 
 /**
- * Calls `stop` when the process is asked to stop (`signal`: by a signal, which may come again): SIGTERM or SIGINT to this process, or, when a
- * package manager started it (`npm start`), the end of the process that started it. npm runs the
- * script through `sh -c`; `kill <npm's pid>` (what systemd and most process managers do) makes
- * npm pass SIGTERM to that shell, which ends without passing it on, and the gateway used to live
- * on as an orphan, still listening and holding the data folder. Its parent changing is that.
- * Started directly (`node bin/dev-server.ts`, e.g. under nohup) it keeps running as asked.
+ * Calls `stop` when the process is asked to stop (`signal`: by a signal, which may come again):
+ * SIGTERM or SIGINT to this process, or, when a package manager started it (`npm start`), the end
+ * of the process that started it. npm passes SIGTERM and SIGINT on to the script's process; the
+ * start script `exec`s node so that this is the gateway itself (through the `sh -c` npm runs
+ * scripts with, a SIGTERM ended the shell alone and the gateway lived on as an orphan, still
+ * listening and holding the data folder; a SIGINT ended nothing). If the package manager dies
+ * without passing a signal on (kill -9, a runner that does not forward), the parent changes: that
+ * stops the gateway too. Started directly (`node bin/dev-server.ts`, e.g. under nohup) it keeps
+ * running when the shell that started it ends, as asked.
  */
 export function onStopRequest(stop: (reason: string, signal: boolean) => void): void {
   process.on('SIGINT', () => stop('SIGINT', true));
@@ -62,7 +65,7 @@ export function onStopRequest(stop: (reason: string, signal: boolean) => void): 
   const watch = setInterval(() => {
     if (process.ppid === parent) return;
     clearInterval(watch);
-    stop(`the process that started it (pid ${parent}, npm's shell) ended`, false);
+    stop(`the process that started it (pid ${parent}) ended`, false);
   }, PARENT_CHECK_MS);
   watch.unref();
 }

@@ -1,16 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
-import { buildSync } from 'esbuild';
+import { importGraph, RUNTIME_ENTRIES } from '../support/import-graph.ts';
 
 /**
  * `npm ci --omit=dev` (what a server install does) must leave `npm start` and `npm run keys`
  * working: every package their code loads at run time is a `dependency`, and the lockfile installs
- * it and everything it needs without the dev tree. The import graph is esbuild's, with the
- * project's tsconfig: it keeps `import { type X } from 'pkg'` as a load of `pkg`, as Node's type
- * stripping does, and drops `import type`.
+ * it and everything it needs without the dev tree.
  */
 const ROOT = new URL('../../', import.meta.url).pathname;
-const ENTRIES = ['bin/dev-server.ts', 'bin/keys.ts'];
 
 interface LockEntry {
   dev?: boolean;
@@ -32,9 +29,8 @@ function packageOf(specifier: string): string {
 
 /** Which packages each entry's code loads at run time, with the files that load them. */
 function runtimePackages(): Map<string, string[]> {
-  const result = buildSync({ absWorkingDir: ROOT, entryPoints: ENTRIES, bundle: true, platform: 'node', format: 'esm', packages: 'external', metafile: true, write: false, outdir: 'unused', logLevel: 'silent' });
   const packages = new Map<string, string[]>();
-  for (const [file, input] of Object.entries(result.metafile.inputs)) {
+  for (const [file, input] of Object.entries(importGraph(RUNTIME_ENTRIES).inputs)) {
     for (const imported of input.imports) {
       if (!imported.external || imported.path.startsWith('node:') || builtins.has(imported.path)) continue;
       const name = packageOf(imported.path);

@@ -91,8 +91,10 @@ test('decoded bytes count against the in-flight budget: small compressed bodies 
   const body = gzipSync(JSON.stringify({ model: 'slow-a', max_tokens: 5, messages: [{ role: 'user', content: 'a'.repeat(1.5 * MiB) }] }));
   expect(body.length).toBeLessThan(20_000);
   const statuses = await Promise.all(Array.from({ length: 4 }, () => post(body, { 'content-encoding': 'gzip' }).then(async (answer) => (await answer.arrayBuffer(), answer.status))));
+  // Which of them pass depends on how their decoding interleaves (on a loaded machine none may):
+  // what holds is that not all four fit at once, and each fits alone.
   expect(statuses).toContain(503);
-  expect(statuses).toContain(200);
+  expect(statuses.filter((status) => status !== 200 && status !== 503)).toEqual([]);
   for (let i = 0; i < 2; i++) expect((await post(body, { 'content-encoding': 'gzip' })).status).toBe(200);
   // An invocation gives its bytes back when it ends, a moment after its answer.
   expect(await until(() => gateway.server.inFlight === 0)).toBe(true);

@@ -36,7 +36,7 @@ export async function startEmbeddedStore(dataDir: string | undefined): Promise<E
   });
   const { port } = server.address() as AddressInfo;
   const secret = randomBytes(32).toString('base64url');
-  const settled = trackOperations(server, (req) => storeRequestAllowed(req, secret, port));
+  const settled = trackOperations(server, (req) => storeRequestAllowed(req, secret));
   return {
     endpoint: `http://127.0.0.1:${port}/${secret}`,
     // dynalite closes its database as soon as its HTTP server has closed (which happens by itself

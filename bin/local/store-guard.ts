@@ -10,16 +10,20 @@ import { join } from 'node:path';
  * the store has a secret (256 random bits) that is the first segment of its endpoint's path: the
  * gateway and the CLI hold the endpoint (the CLI reads it from the data folder's lock record,
  * mode 0600, in a folder of mode 0700), nobody else can guess it. A request that names the
- * wrong secret, comes from a browser (an Origin or a Fetch Metadata header) or names another host
- * (DNS rebinding) is refused before dynalite sees it, so no CORS header is ever sent.
+ * wrong secret, comes from a browser (an Origin or a Fetch Metadata header) or names a host other
+ * than a loopback address (DNS rebinding) is refused before dynalite sees it, so no CORS header
+ * is ever sent.
  */
-export function storeRequestAllowed(req: IncomingMessage, secret: string, port: number): boolean {
+export function storeRequestAllowed(req: IncomingMessage, secret: string): boolean {
   const headers = req.headers;
   if (headers.origin !== undefined || headers['sec-fetch-site'] !== undefined || headers['sec-fetch-mode'] !== undefined) return false;
-  if (headers.host !== `127.0.0.1:${port}`) return false;
+  // A loopback address, whatever the port (a TCP proxy in front is fine); a DNS name is a rebinding page's.
+  if (!LOOPBACK_HOST.test(headers.host ?? '')) return false;
   const path = (req.url ?? '').split('?', 1)[0] as string;
   return sameSecret(path.replace(/^\/|\/$/g, ''), secret);
 }
+
+const LOOPBACK_HOST = /^(127\.0\.0\.1|localhost|\[::1\])(:\d+)?$/i;
 
 /** The refusal: DynamoDB's error shape, no CORS header, the connection closed. */
 export function refuseStoreRequest(res: ServerResponse): void {

@@ -63,9 +63,9 @@ function call(path: string, headers: Record<string, string> = {}, method = 'POST
 const secretPath = () => `${new URL(store.endpoint).pathname}/`;
 const corsHeaders = (answer: Raw) => Object.keys(answer.headers).filter((name) => name.startsWith('access-control-'));
 
-test('a request carrying the secret is served', async () => {
-  const answer = await call(secretPath());
-  expect(answer.status).toBe(200);
+test('a request carrying the secret is served, also through a proxy on another loopback port', async () => {
+  expect((await call(secretPath())).status).toBe(200);
+  expect((await call(secretPath(), { host: '127.0.0.1:9' })).status).toBe(200);
 });
 
 test.each([
@@ -74,7 +74,7 @@ test.each([
   ['the secret in the query instead of the path', () => `/?${new URL(store.endpoint).pathname.slice(1)}`, {}],
   ['the secret, from a browser page (Origin)', secretPath, { origin: 'https://evil.example' }],
   ['the secret, from a browser (Fetch Metadata)', secretPath, { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors' }],
-  ['the secret, under another host name (DNS rebinding)', secretPath, { host: 'rebound.example:80' }],
+  ['the secret, under a host name that is not a loopback address (DNS rebinding)', secretPath, { host: 'rebound.example:80' }],
 ])('a request with %s is refused with 403 and no CORS header', async (_case, path, headers) => {
   const answer = await call(path(), headers as Record<string, string>);
   expect(answer.status).toBe(403);

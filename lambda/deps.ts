@@ -1,6 +1,7 @@
 import type { KeyRecord } from './auth/key-table.ts';
 import type { Router } from './config/routing.ts';
 import type { Settings } from './config/settings.ts';
+import type { IdentityDoor } from './identity/index.ts';
 import type { CredentialSource } from './upstream/credentials.ts';
 import type { UpstreamHealth } from './upstream/upstream-health.ts';
 import type { PriceBook } from './usage/prices.ts';
@@ -20,17 +21,21 @@ export interface GatewayDeps {
   /** What this instance learned about its upstreams: targets cooling down, keys resting. */
   health: UpstreamHealth;
   /** Per-key usage metering and limits; without it nothing is metered and only the output ceiling applies. */
-  usage?: Pick<UsageRecorder, 'record' | 'admitRequest' | 'days'>;
+  usage?: Pick<UsageRecorder, 'record' | 'admitRequest' | 'days' | 'acquireLease' | 'releaseLease'>;
   /** Prices per model (the built-in table plus the routing config's `prices`). */
   prices: PriceBook;
   settings: Settings;
   /** Receives one JSON line per request. */
   log: (line: string) => void;
   fetch: typeof fetch;
+  /** Sign-in (the config's `identity`): absent when not configured, and nothing of it is then loaded. */
+  identity?: IdentityDoor;
 }
 
 export interface HandlerResponse {
   statusCode: number;
   headers: Record<string, string>;
   body: string | ReadableStream<Uint8Array>;
+  /** `Set-Cookie` values (a Function URL's response carries them apart from the headers). */
+  cookies?: string[];
 }

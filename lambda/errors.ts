@@ -10,6 +10,7 @@ export type ErrorKind =
   | 'not_found'
   | 'method_not_allowed'
   | 'request_timeout'
+  | 'length_required'
   | 'request_too_large'
   | 'header_too_large'
   | 'unsupported_media_type'
@@ -41,6 +42,7 @@ const STATUS: Record<ErrorKind, number> = {
   not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,
+  length_required: 411,
   request_too_large: 413,
   header_too_large: 431,
   unsupported_media_type: 415,
@@ -64,6 +66,7 @@ const FINAL: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
   'permission',
   'not_found',
   'method_not_allowed',
+  'length_required',
   'request_too_large',
   'header_too_large',
   // A spent budget frees up only when its period ends: retrying sooner is refused again.

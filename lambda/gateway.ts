@@ -3,7 +3,7 @@ import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
 import { KeyCache } from './auth/key-cache.ts';
 import type { GatewayDeps, HandlerResponse } from './deps.ts';
-import { toGatewayError } from './errors.ts';
+import { bodyTooLarge, GatewayError, toGatewayError } from './errors.ts';
 import { dispatch } from './handlers/dispatch.ts';
 import { authenticate } from './middleware/authenticate.ts';
 import { enforceLimits } from './middleware/enforce-limits.ts';
@@ -13,8 +13,7 @@ import { requestContext } from './middleware/request-context.ts';
 import type { GatewayMiddleware } from './middleware/types.ts';
 import { requestLogLine } from './observability/request-log.ts';
 import { responseEnded, stateOf, type GatewayContext, type Preflight } from './request-state.ts';
-import { costMicroUsd } from './usage/cost.ts';
-import { chargeableUsage, isMetered } from './usage/metering.ts';
+import { accountOf, chargeableUsage, isMetered, requestCost } from './usage/metering.ts';
 
 type Request = Parameters<NonNullable<GatewayMiddleware['before']>>[0];
 
@@ -26,12 +25,12 @@ type Request = Parameters<NonNullable<GatewayMiddleware['before']>>[0];
  * `preflight` runs the checks that need only the request line and headers (route, origin, key)
  * without running the request: a runtime that receives bodies itself (the local server) uses it to
  * refuse an unauthenticated upload before reading a byte of it, and to learn how much body the
- * request may bring (none on the open routes). Lambda receives the whole request in its event and
- * never calls it.
+ * request may bring (on the open routes none, or a sign-in form's few KB). Lambda receives the
+ * whole request in its event and never calls it.
  */
 export function createGateway(deps: GatewayDeps) {
   const cache = new KeyCache(deps.settings.keyCacheSeconds);
-  const context = requestContext(deps.settings);
+  const context = requestContext(deps.settings, { identity: deps.identity !== undefined });
   const auth = authenticate(deps, cache);
   const handler = middy<LambdaFunctionURLEvent, HandlerResponse, Error, GatewayContext>({
     executionMode: executionModeStreamifyResponse,
@@ -43,23 +42,27 @@ export function createGateway(deps: GatewayDeps) {
       if (!state) return;
       state.respondedAt = Date.now();
       responseEnded(state);
+      let recorded: Promise<unknown> = Promise.resolve();
       if (deps.usage && isMetered(state)) {
         const { usage, estimated } = chargeableUsage(state);
         if (estimated) state.usageEstimated = true;
         state.usage = usage;
-        // Priced as the model the upstream was asked for, else the client's name; never free.
-        const price = deps.prices.lookup(state.upstreamModel, state.model);
-        state.priceSource = price.source;
-        state.costMicroUsd = usage ? costMicroUsd(usage, price.price) : 0;
-        state.pending.push(
-          deps.usage.record(state.key?.id as string, state.model as string, usage, new Date(), state.costMicroUsd).then(
-            () => (state.usageWriteMs = Date.now() - (state.respondedAt as number)),
-            (error: unknown) => {
-              state.usageRecordFailed = error instanceof Error ? error.message : String(error);
-            },
-          ),
+        const cost = requestCost(usage, state, deps.prices);
+        state.priceSource = cost.source;
+        state.costMicroUsd = cost.costMicroUsd;
+        recorded = deps.usage.record(accountOf(state) as string, state.model as string, usage, new Date(), state.costMicroUsd).then(
+          () => (state.usageWriteMs = Date.now() - (state.respondedAt as number)),
+          (error: unknown) => {
+            state.usageRecordFailed = error instanceof Error ? error.message : String(error);
+          },
         );
+        state.pending.push(recorded);
       }
+      // The key's slot for requests in flight is given back once this request's usage counts, so
+      // the budget check of the request that takes the slot next sees it. A failed release only
+      // leaves the lease to expire.
+      const release = state.releaseLease;
+      if (release) state.pending.push(recorded.then(release).catch(() => undefined));
       // A client gone while a complete non-streamed answer was still being written (the
       // upstream's usage is whole, so it was metered as is above) is logged as the client's
       // hang-up, not as ok. A stream has set its outcome itself (relay.ts): ok once its terminal
@@ -82,9 +85,13 @@ export function createGateway(deps: GatewayDeps) {
       try {
         await context.before?.(request);
         await auth.before?.(request);
-        // Past the key check without a key: an open route, which takes no body.
-        const authenticated = request.context.gateway?.key !== undefined;
-        return { authenticated, maxBodyBytes: authenticated ? deps.settings.maxBodyBytes : 0 };
+        // Past the credential check without a principal: an open route. It takes the body its
+        // route allows (a sign-in form's few KB), else none; an authenticated one, the body limit.
+        const state = request.context.gateway;
+        const authenticated = state.principal !== undefined;
+        const limit = state.route?.maxBodyBytes;
+        const refusal = smallBodyOnly(event, limit);
+        return { ...(refusal ? { refusal } : {}), authenticated, maxBodyBytes: limit ?? (authenticated ? deps.settings.maxBodyBytes : 0) };
       } catch (error) {
         return { refusal: toGatewayError(error), authenticated: false, maxBodyBytes: 0 };
       } finally {
@@ -97,4 +104,17 @@ export function createGateway(deps: GatewayDeps) {
       }
     },
   });
+}
+
+/**
+ * Routes that take only a small body (the unauthenticated sign-in forms) are refused before it is
+ * read: one larger than their allowance, or one of unannounced length (browsers and OAuth clients
+ * always send Content-Length). A request with no body passes.
+ */
+function smallBodyOnly(event: LambdaFunctionURLEvent, limit: number | undefined): GatewayError | undefined {
+  if (limit === undefined) return undefined;
+  const announced = event.headers['content-length'];
+  if (announced === undefined) return event.headers['transfer-encoding'] === undefined ? undefined : new GatewayError('length_required', 'Send the request body with a Content-Length.');
+  const size = Number(announced);
+  return Number.isFinite(size) && size <= limit ? undefined : bodyTooLarge(size, limit);
 }

@@ -1,8 +1,10 @@
 import { DynamoKeyStore } from '../../lambda/auth/key-store.ts';
+import type { DynamoApi } from '../../lambda/aws/dynamodb.ts';
 import { DEFAULT_SETTINGS } from '../../lambda/config/settings.ts';
+import { IdentityOperations } from '../../lambda/identity/operators.ts';
 import { DynamoUsageStore } from '../../lambda/usage/usage-store.ts';
 import { claimDataFolder, dataFolderHolder, describeHolder, type Holder } from './data-folder.ts';
-import { ensureKeyTable, ensureUsageTable, localDynamo, LOCAL_KEY_TABLE, LOCAL_USAGE_TABLE, startEmbeddedStore } from './embedded-store.ts';
+import { ensureIdentityTable, ensureKeyTable, ensureUsageTable, localDynamo, LOCAL_IDENTITY_TABLE, LOCAL_KEY_TABLE, LOCAL_USAGE_TABLE, startEmbeddedStore } from './embedded-store.ts';
 
 export interface OpenedStore {
   store: DynamoKeyStore;
@@ -12,7 +14,15 @@ export interface OpenedStore {
   gatewayUrl?: string;
   /** When a revocation reaches the gateway: one sentence for the CLI's answer. */
   revocation: { seconds: number; text: string };
+  /** The people who signed in (sign-in, docs/sign-in.md); throws a usage error when the deployment has no identity table. */
+  identity(): Promise<IdentityOperations>;
   close(): Promise<void>;
+}
+
+/** The embedded store's identity table, created on first use (npm start creates it only with `identity` configured). */
+function localIdentity(client: DynamoApi): () => Promise<IdentityOperations> {
+  let opened: Promise<IdentityOperations> | undefined;
+  return () => (opened ??= ensureIdentityTable(client).then(() => new IdentityOperations(LOCAL_IDENTITY_TABLE, client)));
 }
 
 /** What a deployed gateway does with a revoked key: its instances trust a looked-up key for the cache time. */
@@ -51,6 +61,7 @@ function runningStore(holder: Holder): OpenedStore {
   return {
     store: new DynamoKeyStore(LOCAL_KEY_TABLE, client),
     usage: new DynamoUsageStore(LOCAL_USAGE_TABLE, client),
+    identity: localIdentity(client),
     ...(holder.url ? { gatewayUrl: holder.url } : {}),
     revocation: {
       seconds,
@@ -69,6 +80,7 @@ async function ownStore(dataDir: string, release: () => void): Promise<OpenedSto
     return {
       store: new DynamoKeyStore(LOCAL_KEY_TABLE, client),
       usage: new DynamoUsageStore(LOCAL_USAGE_TABLE, client),
+      identity: localIdentity(client),
       revocation: { seconds: 0, text: 'No gateway runs on this data folder now: the next one to start refuses it.' },
       close: async () => {
         await embedded.close();

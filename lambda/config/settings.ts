@@ -5,6 +5,11 @@
 export interface Settings {
   /** How long a looked-up key is trusted before the table is read again. */
   keyCacheSeconds: number;
+  /**
+   * The same for sign-in sessions and people: a session revoked on another instance (sign-out,
+   * reuse, an operator) stops working there within this; on the instance that revoked it, at once.
+   */
+  sessionCacheSeconds: number;
   /** Largest request body accepted (Anthropic's own limit is 32 MB; Lambda caps at 6 MB). */
   maxBodyBytes: number;
   /** Streaming requests: longest wait for the upstream's response headers. */
@@ -32,10 +37,18 @@ export interface Settings {
    * (reported of Lambda Function URLs; `npm run smoke` measures whether yours does).
    */
   streamPadBytes: number;
+  /**
+   * Model requests a key with a token or dollar budget may have in progress at once, across
+   * every instance (0: no default cap); a key's own `maxInFlight` limit wins. Budgets are checked
+   * before a request and charged after it, so this bounds how far concurrent requests can
+   * overshoot one: at most this many requests' cost.
+   */
+  maxInFlightPerKey: number;
 }
 
 export const DEFAULT_SETTINGS: Settings = {
   keyCacheSeconds: 30,
+  sessionCacheSeconds: 10,
   maxBodyBytes: 32 * 1024 * 1024,
   firstByteTimeoutMs: 120_000,
   deadlineMarginMs: 2_000,
@@ -46,11 +59,14 @@ export const DEFAULT_SETTINGS: Settings = {
   usageFlushMs: 0,
   metricsNamespace: undefined,
   streamPadBytes: 0,
+  // Claude Code runs up to 10 tools at once (CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY), each subagent a request of its own.
+  maxInFlightPerKey: 10,
 };
 
 export function settingsFromEnv(env: NodeJS.ProcessEnv): Settings {
   return {
     keyCacheSeconds: number(env, 'GATEWAY_KEY_CACHE_SECONDS', DEFAULT_SETTINGS.keyCacheSeconds),
+    sessionCacheSeconds: number(env, 'GATEWAY_SESSION_CACHE_SECONDS', DEFAULT_SETTINGS.sessionCacheSeconds),
     maxBodyBytes: number(env, 'GATEWAY_MAX_BODY_BYTES', DEFAULT_SETTINGS.maxBodyBytes),
     firstByteTimeoutMs: number(env, 'GATEWAY_FIRST_BYTE_TIMEOUT_MS', DEFAULT_SETTINGS.firstByteTimeoutMs),
     deadlineMarginMs: number(env, 'GATEWAY_DEADLINE_MARGIN_MS', DEFAULT_SETTINGS.deadlineMarginMs),
@@ -61,6 +77,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv): Settings {
     usageFlushMs: number(env, 'GATEWAY_USAGE_FLUSH_MS', DEFAULT_SETTINGS.usageFlushMs),
     metricsNamespace: env.GATEWAY_METRICS_NAMESPACE || undefined,
     streamPadBytes: number(env, 'GATEWAY_STREAM_PAD_BYTES', DEFAULT_SETTINGS.streamPadBytes),
+    maxInFlightPerKey: number(env, 'GATEWAY_MAX_IN_FLIGHT_PER_KEY', DEFAULT_SETTINGS.maxInFlightPerKey),
   };
 }
 

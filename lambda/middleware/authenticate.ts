@@ -1,9 +1,11 @@
-import { hashApiKey, looksLikeApiKey } from '../auth/key-material.ts';
+import { presentedCredential } from '../auth/credential.ts';
+import { hashApiKey } from '../auth/key-material.ts';
 import type { KeyCache } from '../auth/key-cache.ts';
 import type { KeyRecord } from '../auth/key-table.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { GatewayError } from '../errors.ts';
-import { stateOf } from '../request-state.ts';
+import type { Person } from '../identity/principal.ts';
+import { stateOf, type RequestState } from '../request-state.ts';
 import type { GatewayMiddleware } from './types.ts';
 
 /** Routes that need no key: the connection warm-up probe and the WebSocket refusal. */
@@ -12,8 +14,10 @@ const OPEN_ROUTES = new Set(['probe', 'responses_websocket']);
 const UPSTREAM_ROUTES = new Set(['messages', 'count_tokens', 'responses', 'responses_input_tokens', 'responses_compact']);
 
 /**
- * Resolves the caller's issued key. Missing, malformed, unknown, expired and revoked keys all get
- * the same 401, so the answer tells an attacker nothing about which keys exist.
+ * Resolves who the caller is: an issued key (`gwk_`), or a signed-in session's access token
+ * (`gwt_`, through the identity room's door). Missing, malformed, unknown, expired and revoked
+ * credentials all get a 401 that tells an attacker nothing about which exist; every one carries
+ * `x-should-retry: false`, so Claude Code asks for a new sign-in at once instead of retrying.
  */
 export function authenticate(deps: GatewayDeps, cache: KeyCache): GatewayMiddleware {
   const lastTouched = new Map<string, number>();
@@ -22,22 +26,32 @@ export function authenticate(deps: GatewayDeps, cache: KeyCache): GatewayMiddlew
   return {
     async before(request) {
       const state = stateOf(request.context);
-      if (OPEN_ROUTES.has(state.route?.name ?? '')) return;
-      const key = presentedKey(request.event.headers);
-      if (key === undefined) throw invalidKey();
-      const hash = hashApiKey(key);
-      // The upstream credentials (a Secrets Manager read when not cached) are fetched while the key
-      // is looked up, not after: on a cold start the two reads overlap. Only for a key of our
-      // format on a route that reaches an upstream, so scanners and model lists read nothing.
-      if (UPSTREAM_ROUTES.has(state.route?.name ?? '')) void deps.credentials.prefetch();
+      const route = state.route;
+      if (OPEN_ROUTES.has(route?.name ?? '') || (route?.identity !== undefined && !route.identity.bearer)) return;
+      const credential = presentedCredential(request.event.headers);
+      if (credential === undefined) throw invalidKey();
+      // The upstream credentials (a Secrets Manager read when not cached) are fetched while the
+      // caller is looked up, not after: on a cold start the two reads overlap. Only for a
+      // credential of our format on a route that reaches an upstream, so scanners and model lists read nothing.
+      if (UPSTREAM_ROUTES.has(route?.name ?? '')) void deps.credentials.prefetch();
+      if (credential.kind === 'session') return signedIn(state, credential.value, deps);
+      const hash = hashApiKey(credential.value);
       let record: KeyRecord | undefined;
       try {
         record = await cache.get(hash, load);
       } catch (error) {
         throw new GatewayError('internal', 'The key store could not be read; try again.', { cause: error });
       }
+      if (record?.malformed) {
+        // Fail closed: the item cannot be trusted to say what the key may do. The client gets the
+        // plain 401; the operator's log line (the error's cause) names the key and its bad attributes.
+        const { kind, message, headers } = invalidKey();
+        throw new GatewayError(kind, message, { headers, cause: new Error(`key ${record.id || '(no id)'} refused: its item has malformed attributes: ${record.malformed.join(', ')}`) });
+      }
       if (!record || record.revoked || (record.expiresAt !== undefined && record.expiresAt * 1000 <= Date.now())) throw invalidKey();
       state.key = record;
+      state.principal = { kind: 'key', key: record };
+      if (record.owner !== undefined) state.principal.person = await ownerOf(record.owner, deps);
       // Bounded-rate usage stamp: once per interval per instance, and the table's condition
       // keeps it to once per interval across instances. Written after the response: on a cold
       // start its signing and write would otherwise delay the first answer.
@@ -50,18 +64,30 @@ export function authenticate(deps: GatewayDeps, cache: KeyCache): GatewayMiddlew
   };
 }
 
+async function signedIn(state: RequestState, token: string, deps: GatewayDeps): Promise<void> {
+  if (!deps.identity) throw invalidKey();
+  let principal;
+  try {
+    principal = await deps.identity.principal(token);
+  } catch (error) {
+    throw new GatewayError('internal', 'The sign-in store could not be read; try again.', { cause: error });
+  }
+  if (!principal) throw new GatewayError('authentication', 'Your sign-in has expired or was revoked: sign in again (Claude Code: /login).');
+  state.principal = principal;
+}
+
+/** A key tied to a person acts for them, with their groups as of their last sign-in. */
+async function ownerOf(sub: string, deps: GatewayDeps): Promise<Person> {
+  if (!deps.identity) return { sub, groups: [] };
+  try {
+    return (await deps.identity.person(sub)) ?? { sub, groups: [] };
+  } catch (error) {
+    throw new GatewayError('internal', 'The sign-in store could not be read; try again.', { cause: error });
+  }
+}
+
 function invalidKey(): GatewayError {
   // Worded without "x-api-key": Claude Code answers any 401 mentioning it with "Not logged in ·
   // Please run /login", which sends users the wrong way (seen with the real CLI).
   return new GatewayError('authentication', 'Invalid API key: this gateway accepts only keys it issued (they start with gwk_), sent as a Bearer token.');
-}
-
-/**
- * The gateway key from `Authorization: Bearer` or `x-api-key`. Claude Code sends both when both
- * of its variables are set, and one may be a provider key: take whichever has our key format.
- */
-export function presentedKey(headers: Record<string, string | undefined>): string | undefined {
-  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? '')?.[1];
-  const apiKey = headers['x-api-key']?.trim();
-  return [bearer, apiKey].find((candidate): candidate is string => candidate !== undefined && looksLikeApiKey(candidate));
 }

@@ -14,6 +14,8 @@ export function requestLogLine(state: RequestState, metricsNamespace?: string): 
     msg: 'request',
     requestId: state.id,
     keyId: state.key?.id,
+    // The person (IdP subject) a signed-in session or a key tied to a person acts for.
+    sub: state.principal?.person?.sub,
     route: state.route?.name,
     model: state.model,
     upstream: state.upstream,

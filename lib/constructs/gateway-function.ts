@@ -43,6 +43,7 @@ export const HANDLER_BUNDLING = {
 /** Optional tuning setting -> the environment variable lambda/config/settings.ts reads. */
 export const TUNING_ENVIRONMENT = {
   keyCacheSeconds: 'GATEWAY_KEY_CACHE_SECONDS',
+  sessionCacheSeconds: 'GATEWAY_SESSION_CACHE_SECONDS',
   maxBodyBytes: 'GATEWAY_MAX_BODY_BYTES',
   firstByteTimeoutMs: 'GATEWAY_FIRST_BYTE_TIMEOUT_MS',
   deadlineMarginMs: 'GATEWAY_DEADLINE_MARGIN_MS',
@@ -50,6 +51,7 @@ export const TUNING_ENVIRONMENT = {
   keepaliveMs: 'GATEWAY_KEEPALIVE_MS',
   lastUsedIntervalSeconds: 'GATEWAY_LAST_USED_INTERVAL_SECONDS',
   streamPadBytes: 'GATEWAY_STREAM_PAD_BYTES',
+  maxInFlightPerKey: 'GATEWAY_MAX_IN_FLIGHT_PER_KEY',
 } as const satisfies Record<keyof TuningConfig, string>;
 
 /** What the function is wired to, and its sizing (from the `gateway` context). */

@@ -12,6 +12,7 @@ const ERROR_TYPE: Record<ErrorKind, [type: string, code: string | null]> = {
   not_found: ['invalid_request_error', 'not_found'],
   method_not_allowed: ['invalid_request_error', 'method_not_allowed'],
   request_timeout: ['invalid_request_error', 'request_timeout'],
+  length_required: ['invalid_request_error', 'length_required'],
   request_too_large: ['invalid_request_error', 'request_too_large'],
   header_too_large: ['invalid_request_error', 'request_header_fields_too_large'],
   unsupported_media_type: ['invalid_request_error', 'unsupported_media_type'],

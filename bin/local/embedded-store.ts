@@ -161,10 +161,27 @@ export function ensureIdentityTable(client: DynamoApi, tableName = LOCAL_IDENTIT
   });
 }
 
+/**
+ * Creates the table unless it exists, and returns once it serves. dynalite answers CreateTable
+ * before the table takes requests (a read right after it can find no table), and the handler
+ * reads the usage table as soon as it is imported: a first start on a new folder died of that.
+ */
 async function createUnlessExists(client: DynamoApi, input: CreateTableInput): Promise<void> {
   try {
     await client.call('CreateTable', input);
   } catch (error) {
     if (!(error instanceof Error && error.name === 'ResourceInUseException')) throw error;
   }
+  for (const until = Date.now() + TABLE_READY_MS; ; ) {
+    try {
+      await client.call('Scan', { TableName: input.TableName, Limit: 1, Select: 'COUNT' });
+      return;
+    } catch (error) {
+      if (!(error instanceof Error && error.name === 'ResourceNotFoundException') || Date.now() > until) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
 }
+
+/** How long a new table may take to serve (a few milliseconds in practice). */
+const TABLE_READY_MS = 5_000;

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { startGateway, waitForLogs, type Harness } from '../support/gateway-harness.ts';
+import { logOf, startGateway, waitForLogs, type Harness } from '../support/gateway-harness.ts';
 import { fixture, sendJson, sendSse, sseEvents, startUpstream, type UpstreamStub } from '../support/upstream-stub.ts';
 
 let upstream: UpstreamStub;
@@ -156,6 +156,33 @@ describe('bad requests', () => {
     expect(method.status).toBe(405);
     expect(method.headers.get('allow')).toBe('POST');
     expect((await call('/elsewhere', { method: 'GET' })).status).toBe(404);
+  });
+
+  test('an endpoint under the wrong base is a 421 that names the base, in the format of the client that sent it, with no key needed', async () => {
+    const upstreamBefore = upstream.requests.length;
+    // Claude Code given the bare address, or the Responses base: it appends /v1/messages.
+    for (const path of ['/v1/messages?beta=true', '/second/v1/v1/messages?beta=true']) {
+      const answer = await call(path, { body: messages });
+      expect(answer.status).toBe(421);
+      expect(answer.headers.get('x-should-retry')).toBe('false');
+      expect(answer.body).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringContaining('Set ANTHROPIC_BASE_URL (Claude Code) or baseURL (Anthropic SDK) to the gateway address followed by /first.') } });
+    }
+    // Codex given the Messages base: it appends /responses.
+    const codex = await call('/first/v1/responses', { body: { model: 'gpt-5.5', input: 'hi' } });
+    expect(codex.status).toBe(421);
+    expect(codex.body.error).toMatchObject({ type: 'invalid_request_error', code: 'wrong_base_url', message: expect.stringContaining('followed by /second/v1.') });
+    expect(upstream.requests).toHaveLength(upstreamBefore);
+  });
+
+  test('every log line carries the request\'s method and path (no query string), refusals included', async () => {
+    const answers = [await call('/v1/messages?beta=true', { body: messages }), await call('/nowhere/at/all?token=secret', { method: 'GET' }), await call('/first/v1/messages', { body: messages, headers: bearer('wrong') })];
+    const lines = await Promise.all(answers.map((answer) => logOf(gateway, answer.headers.get('request-id'))));
+    expect(lines.map((line) => [line.method, line.path, line.status])).toEqual([
+      ['POST', '/v1/messages', 421],
+      ['GET', '/nowhere/at/all', 404],
+      ['POST', '/first/v1/messages', 401],
+    ]);
+    expect(JSON.stringify(lines)).not.toContain('secret');
   });
 
   test('a model with no route is 404', async () => {

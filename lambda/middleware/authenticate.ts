@@ -1,4 +1,5 @@
-import { hashApiKey, looksLikeApiKey } from '../auth/key-material.ts';
+import { hashApiKey } from '../auth/key-material.ts';
+import { keyRefusal, presentedCredential } from '../auth/key-refusal.ts';
 import type { KeyCache } from '../auth/key-cache.ts';
 import type { KeyRecord } from '../auth/key-table.ts';
 import type { GatewayDeps } from '../deps.ts';
@@ -12,8 +13,8 @@ const OPEN_ROUTES = new Set(['probe', 'responses_websocket']);
 const UPSTREAM_ROUTES = new Set(['messages', 'count_tokens', 'responses', 'responses_input_tokens', 'responses_compact']);
 
 /**
- * Resolves the caller's issued key. Missing, malformed, unknown, expired and revoked keys all get
- * the same 401, so the answer tells an attacker nothing about which keys exist.
+ * Resolves the caller's issued key. A refused key's 401 says why (auth/key-refusal.ts), telling
+ * nothing about which keys exist to a caller who holds none.
  */
 export function authenticate(deps: GatewayDeps, cache: KeyCache): GatewayMiddleware {
   const lastTouched = new Map<string, number>();
@@ -23,8 +24,9 @@ export function authenticate(deps: GatewayDeps, cache: KeyCache): GatewayMiddlew
     async before(request) {
       const state = stateOf(request.context);
       if (OPEN_ROUTES.has(state.route?.name ?? '')) return;
-      const key = presentedKey(request.event.headers);
-      if (key === undefined) throw invalidKey();
+      const presented = presentedCredential(request.event.headers);
+      if ('problem' in presented) throw keyRefusal(presented.problem);
+      const { key } = presented;
       const hash = hashApiKey(key);
       // The upstream credentials (a Secrets Manager read when not cached) are fetched while the key
       // is looked up, not after: on a cold start the two reads overlap. Only for a key of our
@@ -36,7 +38,8 @@ export function authenticate(deps: GatewayDeps, cache: KeyCache): GatewayMiddlew
       } catch (error) {
         throw new GatewayError('internal', 'The key store could not be read; try again.', { cause: error });
       }
-      if (!record || record.revoked || (record.expiresAt !== undefined && record.expiresAt * 1000 <= Date.now())) throw invalidKey();
+      if (!record) throw keyRefusal('unknown');
+      if (record.revoked || (record.expiresAt !== undefined && record.expiresAt * 1000 <= Date.now())) throw keyRefusal(record.revoked ? 'revoked' : 'expired', record);
       state.key = record;
       // Bounded-rate usage stamp: once per interval per instance, and the table's condition
       // keeps it to once per interval across instances. Written after the response: on a cold
@@ -48,20 +51,4 @@ export function authenticate(deps: GatewayDeps, cache: KeyCache): GatewayMiddlew
       }
     },
   };
-}
-
-function invalidKey(): GatewayError {
-  // Worded without "x-api-key": Claude Code answers any 401 mentioning it with "Not logged in ·
-  // Please run /login", which sends users the wrong way (seen with the real CLI).
-  return new GatewayError('authentication', 'Invalid API key: this gateway accepts only keys it issued (they start with gwk_), sent as a Bearer token.');
-}
-
-/**
- * The gateway key from `Authorization: Bearer` or `x-api-key`. Claude Code sends both when both
- * of its variables are set, and one may be a provider key: take whichever has our key format.
- */
-export function presentedKey(headers: Record<string, string | undefined>): string | undefined {
-  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? '')?.[1];
-  const apiKey = headers['x-api-key']?.trim();
-  return [bearer, apiKey].find((candidate): candidate is string => candidate !== undefined && looksLikeApiKey(candidate));
 }

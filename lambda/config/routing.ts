@@ -46,6 +46,8 @@ export interface Router {
   select(model: string): RouteMatch | undefined;
   /** Concrete model ids named by routes (globs cannot be listed). */
   readonly modelIds: readonly string[];
+  /** Every route's model name or glob, in the order routes are tried. */
+  readonly patterns: readonly string[];
   readonly upstreams: ReadonlyMap<string, Upstream>;
 }
 
@@ -65,6 +67,7 @@ export function createRouter(config: RoutingConfig): Router {
   return {
     upstreams,
     modelIds,
+    patterns: [...new Set(config.routes.map((route) => route.model))],
     select(model) {
       const route = routes.find((candidate) => candidate.pattern.test(model));
       if (!route) return undefined;

@@ -9,6 +9,7 @@ import type { CleanedRequest } from '../formats/cleaned-request.ts';
 import { withoutForeignThinking } from '../formats/messages/foreign-thinking.ts';
 import { refusesReasoningItems, withoutReasoningItems } from '../formats/responses/reasoning-items.ts';
 import { countTokensLocally } from './count-tokens.ts';
+import { noRoute } from './models.ts';
 import { passthroughAttempt } from './passthrough.ts';
 import { translatedAttempt } from './translated.ts';
 import { retryableStatus } from './upstream-exchange.ts';
@@ -26,7 +27,7 @@ import { retryableStatus } from './upstream-exchange.ts';
 export async function forward(state: RequestState, deps: GatewayDeps, operation: Operation, clientHeaders: Record<string, string | undefined>): Promise<HandlerResponse> {
   const model = state.model as string;
   const match = deps.router.select(model);
-  if (!match) throw new GatewayError('not_found', `No route for model "${model}".`, { code: 'model_not_found', param: 'model' });
+  if (!match) throw noRoute(deps.router, state, model);
   state.stickyKey = stickinessKey(clientHeaders, state.body, state.key?.id);
   const queue = attemptOrder(match, state.stickyKey, (target) => deps.health.coolingDown(target));
   const bodies = requestBodies(state);

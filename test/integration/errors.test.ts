@@ -202,10 +202,14 @@ describe('bad requests', () => {
   test('a model with no route is 404', async () => {
     const none = await call('/first/v1/messages', { body: { ...messages, model: 'llama-3' }, headers: bearer(key) });
     expect(none.status).toBe(404);
-    expect(none.body.error).toEqual({ type: 'not_found_error', message: 'No route for model "llama-3".' });
+    expect(none.body.error).toEqual({ type: 'not_found_error', message: 'No route for model "llama-3". Routed models: claude-dead, claude-*, gpt-*, sim-*.' });
     const second = await call('/second/v1/responses', { body: { model: 'llama-3', input: 'hi' }, headers: bearer(key) });
     expect(second.status).toBe(404);
-    expect(second.body.error).toMatchObject({ code: 'model_not_found', param: 'model' });
+    expect(second.body.error).toMatchObject({ code: 'model_not_found', param: 'model', message: expect.stringContaining('Routed models: claude-dead, claude-*, gpt-*, sim-*.') });
+    // A key with an allowlist sees the routed names it may use, and its allowlist.
+    const limited = await gateway.issueKey({ models: ['claude-dead', 'llama-*'] });
+    const narrowed = await call('/first/v1/messages', { body: { ...messages, model: 'llama-3' }, headers: bearer(limited.key) });
+    expect(narrowed.body.error.message).toBe('No route for model "llama-3". Routed models: claude-dead. This key may use: claude-dead, llama-*.');
   });
 
   test('a WebSocket upgrade on /second/v1/responses is answered 426 at once', async () => {

@@ -1,13 +1,11 @@
-import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { DynamoKeyStore } from '../lambda/auth/key-store.ts';
 import { mintKey } from '../lambda/auth/issue-key.ts';
-import { parseRoutingConfig, type RoutingConfig } from '../lambda/config/routing.ts';
 import { settingsFromEnv } from '../lambda/config/settings.ts';
 import { installAwsLambdaGlobal } from './local/awslambda-shim.ts';
-import { defaultRoutingConfig } from './local/default-config.ts';
 import { ensureKeyTable, ensureUsageTable, localDynamo, LOCAL_KEY_TABLE, LOCAL_USAGE_TABLE, startEmbeddedStore } from './local/embedded-store.ts';
+import { routingConfigForStart } from './local/routing-config.ts';
 import { createFunctionUrlServer, LOCAL_SERVER_DEFAULTS, type StreamingHandler } from './local/function-url-server.ts';
 import { setupText } from './local/setup-text.ts';
 import { removeStoreMarker, writeStoreMarker } from './local/store-access.ts';
@@ -22,18 +20,7 @@ const host = env.HOST || '127.0.0.1';
 const port = Number(env.PORT ?? 8787);
 const dataDir = resolve(env.GATEWAY_DATA_DIR || '.gateway');
 
-function loadConfig(): { config: RoutingConfig; notice: string } {
-  if (!env.GATEWAY_CONFIG) return defaultRoutingConfig(env);
-  const path = resolve(env.GATEWAY_CONFIG);
-  try {
-    return { config: parseRoutingConfig(JSON.parse(readFileSync(path, 'utf8'))), notice: `Routing config: ${path}` };
-  } catch (error) {
-    console.error(`Cannot use GATEWAY_CONFIG=${path}: ${(error as Error).message}`);
-    process.exit(1);
-  }
-}
-
-const { config, notice } = loadConfig();
+const { config, notice } = routingConfigForStart(env);
 const store = await startEmbeddedStore(dataDir);
 const dynamo = localDynamo(store.endpoint);
 await ensureKeyTable(dynamo, LOCAL_KEY_TABLE);

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import * as z from 'zod';
+import { parseJsonText } from '../lambda/config/json-text.ts';
 import { parseRoutingConfig, type RoutingConfig } from '../lambda/config/routing.ts';
 import type { Settings } from '../lambda/config/settings.ts';
 
@@ -159,10 +160,16 @@ function loadRouting(inline: unknown, file: string | undefined, projectRoot: str
   const source = file === undefined ? `${CONTEXT_KEY}.routing` : resolve(projectRoot, file);
   let input = inline;
   if (file !== undefined) {
+    let text: string;
     try {
-      input = JSON.parse(readFileSync(source, 'utf8'));
+      text = readFileSync(source, 'utf8');
     } catch (error) {
-      throw new GatewayConfigError(`${CONTEXT_KEY}.routingFile: cannot read ${source} as JSON: ${(error as Error).message}`);
+      throw new GatewayConfigError(`${CONTEXT_KEY}.routingFile: cannot read ${source}: ${(error as Error).message}`);
+    }
+    try {
+      input = parseJsonText(text);
+    } catch (error) {
+      throw new GatewayConfigError(`${CONTEXT_KEY}.routingFile: ${source}: ${(error as Error).message}`);
     }
   }
   let routing: RoutingConfig;

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CODEX, codexEnv, runCodex, runCodexTui, writeCodexHome, type CodexResult } from './clis.ts';
+import { CODEX, codexEnv, runCodex, runCodexTui, withProfile, writeCodexHome, type CodexResult } from './clis.ts';
 import { CellBook } from './conformance.ts';
 import { startEnvironment, type ClientsEnvironment, type IssuedKey } from './environment.ts';
 import { assertIsolated } from './isolation.ts';
@@ -13,8 +13,9 @@ import { containsDeep, type Json } from './upstream/wire.ts';
 
 /**
  * Codex CLI (the real native binary: `codex exec --json`, and the TUI through a pseudo-terminal
- * for the title request) through the gateway on every route. Codex is configured with the
- * config.toml the key CLI printed, plus test-only settings (model catalog, no phone-home). The
+ * for the title request) through the gateway on every route. Codex is configured as the key CLI
+ * printed: its profile file, verbatim, and `--profile gateway`, over a config.toml of test-only
+ * settings (model catalog, no phone-home). The
  * rows are in scenarios.ts; the cells both CLIs share in shared-cells.ts.
  */
 const RESPONSES = '/second/v1/responses';
@@ -50,7 +51,7 @@ interface CodexOptions {
 function codexHome(options: CodexOptions & { trustedDir?: string } = {}): string {
   const home = options.home ?? env.dir('codex-home');
   const issued = options.issued ?? env.issued;
-  writeCodexHome(home, { printedConfig: issued.setup.codex.configToml, catalogPath: env.catalogPath, compactTokenLimit: options.compactTokenLimit, trustedDir: options.trustedDir });
+  writeCodexHome(home, { setup: issued.setup.codex, catalogPath: env.catalogPath, compactTokenLimit: options.compactTokenLimit, trustedDir: options.trustedDir });
   return home;
 }
 
@@ -58,7 +59,7 @@ function codexHome(options: CodexOptions & { trustedDir?: string } = {}): string
 function codexExec(route: RouteSpec, prompt: string, options: CodexOptions = {}): Promise<CodexResult> {
   const home = codexHome(options);
   const issued = options.issued ?? env.issued;
-  const args = ['exec', '--json', ...(options.execArgs ?? ['--skip-git-repo-check']), '-m', options.model ?? route.model, prompt];
+  const args = withProfile(issued.setup.codex, ['exec', '--json', ...(options.execArgs ?? ['--skip-git-repo-check']), '-m', options.model ?? route.model, prompt]);
   return runCodex(args, { env: codexEnv(issued.setup.codex.env, home), cwd: options.cwd ?? env.dir('codex-work'), timeoutMs: RUN_TIMEOUT_MS });
 }
 
@@ -99,11 +100,11 @@ const driver: ClientDriver = {
   async twoTurns(_route, model) {
     const home = codexHome();
     const cwd = env.dir('codex-work');
-    const first = await runCodex(['exec', '--json', '--skip-git-repo-check', '-m', model, 'Think, then answer'], { env: codexEnv(env.issued.setup.codex.env, home), cwd, timeoutMs: RUN_TIMEOUT_MS });
+    const first = await runCodex(withProfile(env.issued.setup.codex, ['exec', '--json', '--skip-git-repo-check', '-m', model, 'Think, then answer']), { env: codexEnv(env.issued.setup.codex.env, home), cwd, timeoutMs: RUN_TIMEOUT_MS });
     const firstMessages = expectSuccess(first);
     expect(first.events.some((event) => event.type === 'item.completed' && event.item?.type === 'reasoning')).toBe(true);
     // `exec resume` does not keep the session's model (it falls back to the configured default): name it again.
-    const second = await runCodex(['exec', 'resume', '--last', '--json', '--skip-git-repo-check', '-m', model, 'And a second turn'], { env: codexEnv(env.issued.setup.codex.env, home), cwd, timeoutMs: RUN_TIMEOUT_MS });
+    const second = await runCodex(withProfile(env.issued.setup.codex, ['exec', 'resume', '--last', '--json', '--skip-git-repo-check', '-m', model, 'And a second turn']), { env: codexEnv(env.issued.setup.codex.env, home), cwd, timeoutMs: RUN_TIMEOUT_MS });
     return [firstMessages.at(-1), expectSuccess(second).at(-1)];
   },
   simulatorReasoning: /"encrypted_content":"([A-Za-z0-9+/=]+)"/,
@@ -226,7 +227,7 @@ describeClient(driver, S, (route, cell) => {
     const cwd = env.dir('codex-tui');
     const home = codexHome({ trustedDir: cwd });
     const titleRequest = () => tapPosts(env, RESPONSES).find((exchange) => exchange.body.includes('"codex_output_schema"') && exchange.endedAt !== undefined);
-    const run = await runCodexTui({ args: ['-m', route.model], prompt: 'Say hi', done: () => titleRequest() !== undefined, env: codexEnv(env.issued.setup.codex.env, home, 'xterm-256color'), cwd, timeoutMs: RUN_TIMEOUT_MS });
+    const run = await runCodexTui({ args: withProfile(env.issued.setup.codex, ['-m', route.model]), prompt: 'Say hi', done: () => titleRequest() !== undefined, env: codexEnv(env.issued.setup.codex.env, home, 'xterm-256color'), cwd, timeoutMs: RUN_TIMEOUT_MS });
     const exchange = titleRequest();
     if (!exchange) {
       const seen = tapPosts(env, RESPONSES).map((post) => `${post.status} schema=${post.body.includes('"codex_output_schema"')} ended=${post.endedAt !== undefined} hungUp=${post.clientHungUp}`);

@@ -201,9 +201,10 @@ describe('Responses client (Codex, OpenAI SDK) via a Messages upstream', () => {
     };
     const input = [additionalTools, { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'echo hi' }] }];
     const request = { model: 'gpt-via-claude', reasoning: { effort: 'low', context: 'all_turns' }, tool_choice: 'auto', parallel_tool_calls: false, input } as unknown as OpenAI.Responses.ResponseCreateParamsNonStreaming;
+    const streamed = request as unknown as Parameters<typeof openai.responses.stream>[0];
 
     messagesUpstream.reply(sendSse(toolUse('functions__exec', { input: script })));
-    const custom = await openai.responses.stream(request).finalResponse();
+    const custom = await openai.responses.stream(streamed).finalResponse();
     // Codex runs `exec` with or without its namespace, and refuses "functions__exec" (seen with 0.171.0).
     expect(custom.output).toEqual([expect.objectContaining({ type: 'custom_tool_call', call_id: 'toolu_x', name: 'exec', namespace: 'functions', input: script })]);
     expect(lastBody(messagesUpstream).tools.map((tool: { name: string }) => tool.name)).toEqual(['functions__exec', 'clock__sleep']);

@@ -19,6 +19,8 @@ export interface Upstream {
   /** Requests are signed with AWS SigV4 for this service and region instead of carrying a key. */
   aws: { service: string; region: string } | undefined;
   delayMs: number;
+  /** Simulator only: the one format it answers in, when not every client's own. */
+  speaks: 'messages' | 'responses' | undefined;
   /** Output-token ceiling for translated requests, when configured. */
   maxOutputTokens: number | undefined;
   maxTokensField: 'max_tokens' | 'max_completion_tokens';
@@ -91,6 +93,7 @@ function compileUpstream(name: string, upstream: UpstreamConfig): Upstream {
     apiKeyEnvs: upstream.apiKeyEnv === undefined ? [] : typeof upstream.apiKeyEnv === 'string' ? [upstream.apiKeyEnv] : upstream.apiKeyEnv,
     aws,
     delayMs: upstream.delayMs ?? 0,
+    speaks: upstream.speaks,
     maxOutputTokens: upstream.maxOutputTokens,
     // OpenAI itself wants the new field; compatible servers generally know only the old one.
     maxTokensField: upstream.maxTokensField ?? (new URL(baseUrl).hostname === 'api.openai.com' ? 'max_completion_tokens' : 'max_tokens'),

@@ -106,7 +106,7 @@ function tryTarget(state: RequestState, deps: GatewayDeps, target: Target, opera
     if (operation !== 'compact') return Promise.resolve({ served: countTokensLocally(state) });
     throw new GatewayError('not_implemented', `Remote compaction (/responses/compact) is served by OpenAI upstreams only; "${state.model}" routes to a ${upstream.type} upstream. Codex compacts locally with a custom provider.`);
   }
-  if (operation === 'create' && !speaksFamily(upstream.type, state.family)) return translatedAttempt(state, deps, target, clientHeaders, canRetry);
+  if (operation === 'create' && !speaksFamily(upstream, state.family)) return translatedAttempt(state, deps, target, clientHeaders, canRetry);
   if (operation === 'create' && bodies.withoutReasoning) return passthroughAttempt(state, deps, target, operation, clientHeaders, canRetry, bodies.withoutReasoning);
   const foreign = operation === 'create' && upstream.type !== 'simulator' ? bodies.withoutForeignReasoning() : undefined;
   if (foreign === 'translate') return translatedAttempt(state, deps, target, clientHeaders, canRetry);

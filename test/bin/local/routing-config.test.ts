@@ -72,3 +72,14 @@ test('npm start refuses a broken config with its line and column, and no stack t
   expect(code).toBe(1);
   expect(output).toBe(`Cannot use GATEWAY_CONFIG=${path}: not valid JSON at line 1, column 20: Expected double-quoted property name\n  1 | { "upstreams": {}, }\n    |                    ^\n`);
 });
+
+test('the default config: without provider keys each family goes to the simulator speaking its provider\'s format, so other clients are translated', () => {
+  const offline = readRoutingConfig({});
+  expect(offline.config.upstreams).toEqual({ 'simulator-anthropic': { type: 'simulator', speaks: 'messages' }, 'simulator-openai': { type: 'simulator', speaks: 'responses' }, simulator: { type: 'simulator' } });
+  const upstreamOf = (config: typeof offline.config, model: string) => config.routes.find((route) => new RegExp(`^${route.model.replace(/\*/g, '.*')}$`).test(model))?.upstream;
+  expect(['claude-opus-5-5', 'gpt-6.2-sol', 'o3', 'llama-3'].map((model) => upstreamOf(offline.config, model))).toEqual(['simulator-anthropic', 'simulator-openai', 'simulator-openai', 'simulator']);
+  expect(offline.warnings).toEqual([]);
+  const half = readRoutingConfig({ ANTHROPIC_API_KEY: 'sk-ant' });
+  expect(['claude-opus-5-5', 'gpt-6.2-sol', 'llama-3'].map((model) => upstreamOf(half.config, model))).toEqual(['anthropic', 'simulator-openai', undefined]);
+  expect(half.notice).toBe("Default routes: claude-* -> Anthropic; gpt-*, o* -> the simulator (OpenAI's format). Other models are not routed.");
+});

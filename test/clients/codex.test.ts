@@ -190,6 +190,37 @@ describeClient(driver, S, (route, cell) => {
     }
   });
 
+  cell(S.liteTool, async () => {
+    const stub = stubOf(env, route);
+    const script = 'const r = await tools.exec_command({cmd: "echo hello-from-tool"});\ntext(r.output);';
+    // Through a translator the namespaced freeform tool is a function named functions__exec taking {"input"}.
+    stub?.script({ tool: { name: stub.format === 'responses' ? 'exec' : 'functions__exec', input: script } }, { text: 'The script printed hello-from-tool.' });
+    const run = await codexExec(route, stub ? 'Run echo hello-from-tool' : 'use exec_command with {"cmd": "echo hello-from-tool"}', { model: route.lite });
+    const messages = expectSuccess(run);
+    // What Codex sent: its default family's shape.
+    const sent = clientRequests(env, 'responses', RESPONSES);
+    expect(sent).toHaveLength(2);
+    expect(sent[0]?.exchange.headers['x-openai-internal-codex-responses-lite']).toBe('true');
+    expect(sent[0]?.body.tools).toBeUndefined();
+    expect(sent[0]?.body.reasoning).toMatchObject({ context: 'all_turns' });
+    expect(sent[0]?.tools).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'exec', kind: 'custom', namespace: 'functions' })]));
+    // Codex ran the script: its output went back as the result of the exec call, in the exec call's namespace.
+    const [call] = toolCalls(sent[1]!);
+    expect(call).toMatchObject({ name: 'exec' });
+    expect(sent[1]?.body.input).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'custom_tool_call', name: 'exec', namespace: 'functions' })]));
+    expect(toolResults(sent[1]!)).toEqual([expect.objectContaining({ id: call?.id, output: expect.stringContaining('hello-from-tool') })]);
+    if (stub) {
+      const creates = stub.creates();
+      expect(creates).toHaveLength(2);
+      const upstreamCall = creates[0]?.answer?.toolCall;
+      expect(toolResults(creates[1]!.request)).toEqual([expect.objectContaining({ id: upstreamCall?.id, output: expect.stringContaining('hello-from-tool') })]);
+      expect(messages.at(-1)).toBe('The script printed hello-from-tool.');
+    } else {
+      expect(call?.input).toContain('await tools.exec_command({"cmd":"echo hello-from-tool"})');
+      expect(messages.at(-1)).toContain('hello-from-tool');
+    }
+  });
+
   cell(S.reasoning, () => reasoningRoundTrip(driver, route, route.model, route.upstreamModel));
 
   cell(S.reasoningAlias, () => reasoningRoundTrip(driver, route, route.alias!.model, route.alias!.upstreamModel));

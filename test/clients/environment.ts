@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { ClientSetup } from '../../bin/local/setup-text.ts';
 import { runKeys, tempDir, type RunningServer } from '../support/processes.ts';
 import { CODEX } from './clis.ts';
-import { gatewayCatalog } from './codex-catalog.ts';
+import { gatewayCatalog, LITE_TEMPLATE } from './codex-catalog.ts';
 import { CODEX_ROUTES, FALLBACK_ROUTES, routingConfig, STUB_FORMAT, UPSTREAM_SECRETS, type StubName } from './routes.ts';
 import { startTap, type Tap } from './tap.ts';
 import { BEDROCK_CREDENTIALS, ScriptedBedrock } from './upstream/scripted-bedrock.ts';
@@ -70,7 +70,10 @@ export async function startEnvironment(label: string): Promise<ClientsEnvironmen
   const issued = await createKey(`conformance-${label}`);
 
   const catalogPath = join(root, 'codex-catalog.json');
-  writeFileSync(catalogPath, JSON.stringify(gatewayCatalog(CODEX.binary, [...CODEX_ROUTES.flatMap((route) => (route.alias ? [route.model, route.alias.model] : [route.model])), FALLBACK_ROUTES.codex.model])));
+  // The classic names as copies of the gpt-5.5 entry, the lite names of the gpt-6.2-sol one (Codex's default family).
+  const classic = gatewayCatalog(CODEX.binary, [...CODEX_ROUTES.flatMap((route) => (route.alias ? [route.model, route.alias.model] : [route.model])), FALLBACK_ROUTES.codex.model]);
+  const lite = gatewayCatalog(CODEX.binary, CODEX_ROUTES.flatMap((route) => (route.lite ? [route.lite] : [])), LITE_TEMPLATE);
+  writeFileSync(catalogPath, JSON.stringify({ models: [...classic.models, ...lite.models] }));
 
   let dirs = 0;
   let logsSeen = 0;

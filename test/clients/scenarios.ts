@@ -95,6 +95,11 @@ export const CODEX_SCENARIOS = {
     label: 'apply_patch custom tool edits a file (temp git repo)',
     note: 'With the model catalog entry Codex sends the classic gpt-5.5 request shape: apply_patch is a `custom` (free-form grammar) tool; the patch must edit the file and its output go back upstream. On the simulator, which cannot write a valid patch, the custom tool call and Codex\'s error output round trip and the file is left alone.',
   },
+  liteTool: {
+    id: 'lite-tool',
+    label: 'Default model family (gpt-6.2-sol shape): code-mode exec tool round trip',
+    note: 'Codex 0.171\'s default models send no `tools`: an `additional_tools` input item declares them in namespaces (the freeform JavaScript `exec` tool in `functions`), with `reasoning.context` and the lite header. The route\'s lite name is catalogued as a copy of gpt-6.2-sol (the same-format route uses gpt-6.2-sol itself). The upstream calls `exec` (through a translator: `functions__exec`) with a script calling `tools.exec_command`; Codex must run it and send the output back (`custom_tool_call_output`), and the upstream must get it as the result of its call. On the simulator the prompt names the nested tool (`use exec_command with {...}`) and the simulator writes the script.',
+  },
   reasoning: {
     id: 'reasoning',
     label: 'Reasoning, then a second turn (exec resume --last)',

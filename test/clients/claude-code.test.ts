@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLAUDE, claudeEnv, claudeSettings, runClaude, type ClaudeResult } from './clis.ts';
 import { CellBook } from './conformance.ts';
-import { startEnvironment, type ClientsEnvironment, type IssuedKey } from './environment.ts';
+import { startEnvironment, withBase, type ClientsEnvironment, type IssuedKey } from './environment.ts';
 import { assertIsolated } from './isolation.ts';
 import { clientRequests, describeRun, expectBedrockRewrite, expectUpstreamCredentials, logsFor, stubOf, tapPosts, toolCalls, toolResults, until } from './observe.ts';
 import { CLAUDE_ROUTES, FALLBACK_ROUTES, listedClaudeModels, type RouteSpec } from './routes.ts';
@@ -256,7 +256,21 @@ describeClient(driver, S, (route, cell) => {
   cell(S.authMessage, async () => {
     const run = await runWithRevokedKey(route);
     const message = (JSON.parse(authExchanges.find((exchange) => exchange.status === 401)?.response ?? '{}') as { error?: { message?: string } }).error?.message;
+    expect(message).toMatch(/^Key key_[0-9a-f]+ was revoked; ask the gateway's operator for a new one\.$/);
     expect(run.result?.result).toBe(`Failed to authenticate. API Error: 401 ${message}`);
+  });
+
+  cell(S.wrongBase, async () => {
+    for (const [base, sentTo] of [[env.tap.url, '/v1/messages'], [`${env.tap.url}/second/v1`, '/second/v1/v1/messages']] as const) {
+      env.reset();
+      const run = await claude(route, ['-p', 'Say hi', '--output-format', 'json'], { issued: withBase(env.issued, { claudeCode: base }) });
+      const posts = env.tap.exchanges.filter((exchange) => exchange.method === 'POST');
+      expect(posts.map((exchange) => [exchange.url.split('?')[0], exchange.status])).toEqual([[sentTo, 421]]);
+      const message = (JSON.parse(posts[0]!.response) as { error: { message: string } }).error.message;
+      expect(message).toBe(`Wrong base URL: ${sentTo} is not served here; the Messages API is under /first. Set ANTHROPIC_BASE_URL (Claude Code) or baseURL (Anthropic SDK) to the gateway address followed by /first.`);
+      expect(run.result).toMatchObject({ is_error: true, result: `API Error: 421 ${message}` });
+      expect(stubOf(env, route)!.exchanges).toHaveLength(0);
+    }
   });
 
   cell(S.budgetWarning, async () => {

@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CODEX, codexEnv, runCodex, runCodexTui, withProfile, writeCodexHome, type CodexResult } from './clis.ts';
 import { CellBook } from './conformance.ts';
-import { startEnvironment, type ClientsEnvironment, type IssuedKey } from './environment.ts';
+import { startEnvironment, withBase, type ClientsEnvironment, type IssuedKey } from './environment.ts';
 import { assertIsolated } from './isolation.ts';
 import { clientRequests, describeRun, expectUpstreamCredentials, stubOf, tapPosts, toolCalls, toolResults } from './observe.ts';
 import { CODEX_ROUTES, FALLBACK_ROUTES, type RouteSpec } from './routes.ts';
@@ -281,6 +281,18 @@ describeClient(driver, S, (route, cell) => {
     }
   });
 
+  cell(S.wrongBase, async () => {
+    const run = await codexExec(route, 'Say hi', { issued: withBase(env.issued, { codex: `${env.tap.url}/first/v1` }), execArgs: ['--skip-git-repo-check', '-c', 'model_providers.gateway.stream_max_retries=0'] });
+    expect(run.timedOut).toBe(false);
+    expect(run.code).not.toBe(0);
+    const posts = env.tap.exchanges.filter((exchange) => exchange.method === 'POST');
+    expect(new Set(posts.map((exchange) => `${exchange.url} ${exchange.status}`))).toEqual(new Set(['/first/v1/responses 421']));
+    const message = 'Wrong base URL: /first/v1/responses is not served here; the Responses API is under /second/v1. Set base_url (Codex config.toml) or baseURL (OpenAI SDK) to the gateway address followed by /second/v1.';
+    expect(JSON.parse(posts[0]!.response)).toEqual({ error: { message, type: 'invalid_request_error', param: null, code: 'wrong_base_url' } });
+    expect(`${run.stdout}\n${run.stderr}`).toContain(`unexpected status 421 Misdirected Request: ${message}`);
+    expect(stubOf(env, route)!.exchanges).toHaveLength(0);
+  });
+
   cell(S.auth, async () => {
     const revoked = await env.createKey('conformance-revoked');
     await env.revokeKey(revoked.id);
@@ -292,7 +304,8 @@ describeClient(driver, S, (route, cell) => {
     const posts = tapPosts(env, RESPONSES);
     expect(posts.length).toBeGreaterThan(0);
     expect(new Set(posts.map((exchange) => exchange.status))).toEqual(new Set([401]));
-    expect(JSON.parse(posts[0]!.response)).toMatchObject({ error: { code: 'invalid_api_key' } });
+    expect(JSON.parse(posts[0]!.response)).toMatchObject({ error: { code: 'invalid_api_key', message: expect.stringMatching(/^Key key_[0-9a-f]+ was revoked/) } });
+    expect(`${run.stdout}\n${run.stderr}`).toMatch(/401 Unauthorized: Key key_[0-9a-f]+ was revoked/);
     expect(stubOf(env, route)!.exchanges).toHaveLength(0);
   });
 });

@@ -44,6 +44,16 @@ export interface ClientsEnvironment {
   close(): Promise<void>;
 }
 
+/** The same key with the CLIs pointed at another base address (a user's mistake). */
+export function withBase(issued: IssuedKey, base: { claudeCode?: string; codex?: string }): IssuedKey {
+  const claudeEnv = { ...issued.setup.claudeCode.env, ...(base.claudeCode === undefined ? {} : { ANTHROPIC_BASE_URL: base.claudeCode }) };
+  const profileToml = base.codex === undefined ? issued.setup.codex.profileToml : issued.setup.codex.profileToml.replace(/^base_url = ".*"$/m, `base_url = "${base.codex}"`);
+  return {
+    ...issued,
+    setup: { ...issued.setup, claudeCode: { ...issued.setup.claudeCode, env: claudeEnv, settingsJson: `${JSON.stringify({ env: claudeEnv }, null, 2)}\n` }, codex: { ...issued.setup.codex, profileToml } },
+  };
+}
+
 export async function startEnvironment(label: string): Promise<ClientsEnvironment> {
   const root = tempDir(`gateway-clients-${label}-`);
   const stubs = {

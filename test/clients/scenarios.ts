@@ -67,6 +67,12 @@ export const CLAUDE_SCENARIOS = {
   },
   auth: { id: 'auth-401', label: 'Revoked key: 401 stops at once', routeIndependent: true, note: 'One POST reaches the gateway (401, x-should-retry: false), no upstream call, the CLI exits 1 within seconds reporting API error 401.' },
   authMessage: { id: 'auth-401-message', label: 'Revoked key: the gateway\'s 401 message is shown', routeIndependent: true },
+  wrongBase: {
+    id: 'wrong-base',
+    label: 'Wrong base URL (no /first; the Responses base): the gateway\'s message is shown',
+    routeIndependent: true,
+    note: 'ANTHROPIC_BASE_URL set to the bare address, then to <address>/second/v1: Claude Code calls /v1/messages and /second/v1/v1/messages. A 404 would only show "There\'s an issue with the selected model"; the gateway answers 421 naming the base to use, which Claude Code prints as "API Error: 421 <message>" after one request.',
+  },
   budgetWarning: {
     id: 'budget-warning',
     label: 'Key past 75 % of its dollar budget: Claude Code warns',
@@ -115,6 +121,12 @@ export const CODEX_SCENARIOS = {
     id: 'title',
     label: 'TUI title request (text.format json_schema)',
     note: 'The real TUI, driven through a pseudo-terminal (util-linux `script`): after the first turn it asks for a title with structured output (json_schema "codex_output_schema", strict); the upstream must receive the schema and its JSON answer must come back.',
+  },
+  wrongBase: {
+    id: 'wrong-base',
+    label: 'Wrong base URL (the Messages base): the gateway\'s message is shown',
+    routeIndependent: true,
+    note: 'base_url set to <address>/first/v1: Codex calls /first/v1/responses and gets a 421 in the Responses format naming the base to use, printed as "unexpected status 421 Misdirected Request: <message>" (run with stream_max_retries = 0: Codex otherwise reconnects 5 times first).',
   },
   auth: { id: 'auth-401', label: 'Revoked key: 401, Codex gives up with the error', routeIndependent: true, note: 'Codex retries 401s (it ignores x-should-retry: false; 6 attempts, about 8 s): the run must end with the 401 error, every attempt a 401, none reaching the upstream.' },
 } satisfies Record<string, Scenario>;

@@ -37,12 +37,13 @@ export function benchRoutingConfig(stubUrl: string): unknown {
       'stub-openai': { type: 'openai', baseUrl: `${stubUrl}/v1` },
       'stub-chat': { type: 'openai-chat', baseUrl: `${stubUrl}/v1` },
     },
+    // The stub's made-up model names have no price: metered at the fallback price, as before routes refused them.
     routes: [
-      { model: 'claude-bench-*', upstream: 'stub-anthropic' },
-      { model: 'gpt-bench-*', upstream: 'stub-openai' },
-      { model: 'xlate-anthropic-*', upstream: 'stub-anthropic' },
-      { model: 'xlate-openai-*', upstream: 'stub-openai' },
-      { model: 'xlate-chat-*', upstream: 'stub-chat' },
+      { model: 'claude-bench-*', upstream: 'stub-anthropic', allowUnpriced: true },
+      { model: 'gpt-bench-*', upstream: 'stub-openai', allowUnpriced: true },
+      { model: 'xlate-anthropic-*', upstream: 'stub-anthropic', allowUnpriced: true },
+      { model: 'xlate-openai-*', upstream: 'stub-openai', allowUnpriced: true },
+      { model: 'xlate-chat-*', upstream: 'stub-chat', allowUnpriced: true },
     ],
   };
 }

@@ -25,6 +25,8 @@ Limits (with update, "none" removes one):
   --max-tokens N         ceiling for max_tokens / max_output_tokens (larger requests are clamped)
   --usd-per-day USD      spend per UTC day in US dollars, priced per model (fractions allowed: 0.0001)
   --usd-per-month USD    spend per UTC calendar month in US dollars
+  --max-in-flight N      model requests in progress at once (default for keys with a budget:
+                         the gateway's GATEWAY_MAX_IN_FLIGHT_PER_KEY, 10)
 
 Where the keys live:
   (default)                       the embedded store of npm start (GATEWAY_DATA_DIR, default .gateway)
@@ -56,6 +58,7 @@ function parse() {
         'max-tokens': { type: 'string' },
         'usd-per-day': { type: 'string' },
         'usd-per-month': { type: 'string' },
+        'max-in-flight': { type: 'string' },
         url: { type: 'string' },
         json: { type: 'boolean', default: false },
         table: { type: 'string' },

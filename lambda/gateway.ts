@@ -13,8 +13,7 @@ import { requestContext } from './middleware/request-context.ts';
 import type { GatewayMiddleware } from './middleware/types.ts';
 import { requestLogLine } from './observability/request-log.ts';
 import { responseEnded, stateOf, type GatewayContext } from './request-state.ts';
-import { costMicroUsd } from './usage/cost.ts';
-import { chargeableUsage, isMetered } from './usage/metering.ts';
+import { chargeableUsage, isMetered, requestCost } from './usage/metering.ts';
 
 type Request = Parameters<NonNullable<GatewayMiddleware['before']>>[0];
 
@@ -42,23 +41,27 @@ export function createGateway(deps: GatewayDeps) {
       if (!state) return;
       state.respondedAt = Date.now();
       responseEnded(state);
+      let recorded: Promise<unknown> = Promise.resolve();
       if (deps.usage && isMetered(state)) {
         const { usage, estimated } = chargeableUsage(state);
         if (estimated) state.usageEstimated = true;
         state.usage = usage;
-        // Priced as the model the upstream was asked for, else the client's name; never free.
-        const price = deps.prices.lookup(state.upstreamModel, state.model);
-        state.priceSource = price.source;
-        state.costMicroUsd = usage ? costMicroUsd(usage, price.price) : 0;
-        state.pending.push(
-          deps.usage.record(state.key?.id as string, state.model as string, usage, new Date(), state.costMicroUsd).then(
-            () => (state.usageWriteMs = Date.now() - (state.respondedAt as number)),
-            (error: unknown) => {
-              state.usageRecordFailed = error instanceof Error ? error.message : String(error);
-            },
-          ),
+        const cost = requestCost(usage, state, deps.prices);
+        state.priceSource = cost.source;
+        state.costMicroUsd = cost.costMicroUsd;
+        recorded = deps.usage.record(state.key?.id as string, state.model as string, usage, new Date(), state.costMicroUsd).then(
+          () => (state.usageWriteMs = Date.now() - (state.respondedAt as number)),
+          (error: unknown) => {
+            state.usageRecordFailed = error instanceof Error ? error.message : String(error);
+          },
         );
+        state.pending.push(recorded);
       }
+      // The key's slot for requests in flight is given back once this request's usage counts, so
+      // the budget check of the request that takes the slot next sees it. A failed release only
+      // leaves the lease to expire.
+      const release = state.releaseLease;
+      if (release) state.pending.push(recorded.then(release).catch(() => undefined));
       // A client gone while a complete non-streamed answer was still being written (the
       // upstream's usage is whole, so it was metered as is above) is logged as the client's
       // hang-up, not as ok. A stream has set its outcome itself (relay.ts): ok once its terminal

@@ -46,8 +46,12 @@ const keys = new DynamoKeyStore(required('GATEWAY_KEYS_TABLE'), dynamo);
 // the line as an escaped string in `message`, which Logs Insights cannot query and from which
 // CloudWatch would not extract an Embedded Metric Format record (it needs `_aws` at the top).
 const log = env.GATEWAY_LOG === 'off' ? () => {} : (line: string) => process.stdout.write(`${line}\n`);
-const usage = env.GATEWAY_USAGE_TABLE
-  ? new UsageRecorder(new DynamoUsageStore(env.GATEWAY_USAGE_TABLE, dynamo), {
+const usageStore = env.GATEWAY_USAGE_TABLE ? new DynamoUsageStore(env.GATEWAY_USAGE_TABLE, dynamo) : undefined;
+// npm start's embedded store serves this process alone: leases on requests in flight found there
+// were left by a run that never gave them back (kill -9), and would hold their keys' slots.
+if (localStore) await usageStore?.forgetLeases();
+const usage = usageStore
+  ? new UsageRecorder(usageStore, {
       flushMs: settings.usageFlushMs,
       onWriteError: (error, items) => log(JSON.stringify({ level: 'error', msg: 'usage write failed; kept for the next flush', items, cause: error instanceof Error ? error.message : String(error) })),
     })

@@ -1,6 +1,7 @@
 import type { Context } from 'aws-lambda';
 import type { KeyRecord } from './auth/key-table.ts';
 import type { GatewayError } from './errors.ts';
+import type { Principal } from './identity/principal.ts';
 import type { Family, Route } from './routes.ts';
 import type { Usage } from './observability/usage.ts';
 
@@ -34,6 +35,8 @@ export interface TryState {
   status?: number;
   firstByteAt?: number;
   usage?: Usage;
+  /** The upstream reported its final usage (a complete answer, or a stream's closing usage): `usage` is whole, nothing is estimated. */
+  usageFinal?: boolean;
   /** Approximate bytes of generated content delivered (streams), for streams cut short. */
   outputBytes?: number;
   /** How the response ended when it was not a plain success (`client_closed`, `upstream_failed`...). */
@@ -43,7 +46,7 @@ export interface TryState {
 }
 
 /** Every TryState field: one added there and not here does not compile, so no try's field outlives it. */
-const TRY_FIELDS: { readonly [Field in keyof TryState]-?: true } = { upstream: true, upstreamModel: true, routedModel: true, modelAccepted: true, status: true, firstByteAt: true, usage: true, outputBytes: true, outcome: true, dropped: true };
+const TRY_FIELDS: { readonly [Field in keyof TryState]-?: true } = { upstream: true, upstreamModel: true, routedModel: true, modelAccepted: true, status: true, firstByteAt: true, usage: true, usageFinal: true, outputBytes: true, outcome: true, dropped: true };
 
 /** Clears what an earlier try wrote (a stream's status before its first event turned out an error, a JSON error's first byte...). */
 export function forgetTry(state: TryState): void {
@@ -64,6 +67,8 @@ export interface RequestState extends TryState {
   abandon?: AbortSignal;
   route?: Route;
   key?: KeyRecord;
+  /** Who the request acts for (an issued key, or a signed-in person); `key` above is `principal.key`. */
+  principal?: Principal;
   /** The request body exactly as received (for byte-for-byte passthrough). */
   rawBody?: string;
   body?: Record<string, unknown>;
@@ -93,6 +98,8 @@ export interface RequestState extends TryState {
   pending: Promise<unknown>[];
   /** Work that can wait for the response: started once it has ended, then awaited with `pending`. */
   afterResponse: (() => Promise<unknown>)[];
+  /** Gives back the key's slot for requests in flight (enforce-limits.ts), once the request's usage is recorded. */
+  releaseLease?: () => Promise<void>;
   /** Cleanups to run once the response has ended (timers held for the stream's lifetime). */
   release: (() => void)[];
 }

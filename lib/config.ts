@@ -22,6 +22,9 @@ const MAX_TIMEOUT_SECONDS = 900;
  */
 export const MAX_ROUTING_JSON_BYTES = 3 * 1024;
 
+/** Reserved concurrency when cdk.json sets none (see `reservedConcurrency` below for why). */
+export const DEFAULT_RESERVED_CONCURRENCY = 100;
+
 /** Headers coding agents and the SDKs send; a browser client needs them allowed by CORS. */
 export const DEFAULT_CORS_HEADERS = ['authorization', 'content-type', 'x-api-key', 'anthropic-version', 'anthropic-beta'];
 
@@ -78,6 +81,8 @@ const TuningSchema = z.strictObject({
   lastUsedIntervalSeconds: z.optional(z.int().min(0)),
   /** Off (0) unless `npm run smoke` shows the Function URL holding back small writes; 1 MiB at most. */
   streamPadBytes: z.optional(z.int().min(0).max(1_048_576)),
+  /** Model requests a budgeted key may have in progress at once (0: no default cap); see lambda/config/settings.ts. */
+  maxInFlightPerKey: z.optional(z.int().min(0)),
   // usageFlushMs stays 0 on Lambda: an invocation must not end with usage unwritten.
 } satisfies Record<Exclude<keyof Settings, 'originSecret' | 'usageFlushMs' | 'metricsNamespace'>, z.ZodType>);
 
@@ -96,8 +101,16 @@ const GatewayContextSchema = z
      * a cold start stays near a third of a second (npm run bench; README, "Memory size").
      */
     memoryMb: z.int().min(128).max(10_240).default(512),
-    /** Caps concurrent streams (and so cost and upstream spend); unset = the account's pool. */
-    reservedConcurrency: z.optional(z.int().min(1)),
+    /**
+     * Caps concurrent invocations, each open stream holding one: the Function URL is public, so
+     * this bounds what any flood of requests (and a leaked key's, past its own cap of requests in
+     * flight) can run up, and keeps the gateway from taking the account's whole shared pool.
+     * 100: ten developers with Claude Code at full fan-out (10 subagent streams each, the default
+     * cap of a key's requests in flight), 900 of the default regional quota of 1,000 left to the
+     * account's other functions. AWS keeps at least 100 unreserved, so an account whose quota is
+     * under 200 must set a smaller value, or null for no reservation (the account's shared pool).
+     */
+    reservedConcurrency: z.union([z.int().min(1), z.null()]).default(DEFAULT_RESERVED_CONCURRENCY),
     logRetentionDays: z
       .int()
       .refine((days) => LOG_RETENTION_DAYS.has(days), `must be one of ${[...LOG_RETENTION_DAYS].join(', ')}`)

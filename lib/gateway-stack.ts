@@ -46,7 +46,7 @@ export class GatewayStack extends Stack {
       awsAccess: awsAccess.statements,
       timeout: Duration.seconds(config.timeoutSeconds),
       memoryMb: config.memoryMb,
-      reservedConcurrency: config.reservedConcurrency,
+      reservedConcurrency: config.reservedConcurrency ?? undefined,
       logRetention: config.logRetentionDays,
       cors: config.cors,
       tracing: config.tracing,

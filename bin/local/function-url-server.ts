@@ -51,7 +51,12 @@ export type FunctionUrlServer = http.Server & {
 interface Invocation {
   abandon: AbortController;
   done: Promise<void>;
+  /** Abandons the invocation and drops its connection (a client gone, stalled, or held at shutdown). */
+  leave(reason: AbandonReason): void;
 }
+
+/** At shutdown, how long streams get to write their closing error event before the clients that read nothing are dropped. */
+const SHUTDOWN_WRITE_MS = 1_000;
 
 const TEXT_BODY = /^(application\/(.+\+)?json|text\/)/i;
 const PRELUDE_END = Buffer.alloc(8);
@@ -74,9 +79,16 @@ export function createFunctionUrlServer(handler: StreamingHandler, options: Func
   let draining = false;
   const run = (req: http.IncomingMessage, res: http.ServerResponse) => {
     const abandon = new AbortController();
-    const invocation: Invocation = { abandon, done: Promise.resolve() };
+    // The response stream is never destroyed (Lambda never does either: a stream ended early leaves
+    // middy waiting on it for ever). The handler learns through `abandon` and ends its body; what it
+    // still writes for a client that is gone is discarded.
+    const leave = (reason: AbandonReason) => {
+      if (!abandon.signal.aborted) abandon.abort(reason);
+      if (!res.destroyed) res.destroy();
+    };
+    const invocation: Invocation = { abandon, done: Promise.resolve(), leave };
     active.add(invocation);
-    invocation.done = invoke(handler, settings, budget, draining, abandon, req, res)
+    invocation.done = invoke(handler, settings, budget, draining, invocation, req, res)
       .catch(() => void res.destroy())
       .finally(() => active.delete(invocation));
   };
@@ -107,7 +119,10 @@ export function createFunctionUrlServer(handler: StreamingHandler, options: Func
       server.closeIdleConnections();
       const settled = () => Promise.allSettled([...active].map((invocation) => invocation.done));
       if (!(await within(settled(), graceMs))) {
+        // Running streams end with their format's error event; a client that reads nothing holds
+        // its stream (and the usage it owes) until its connection goes, so it is then let go.
         for (const invocation of active) invocation.abandon.abort('shutdown' satisfies AbandonReason);
+        if (!(await within(settled(), SHUTDOWN_WRITE_MS))) for (const invocation of active) invocation.leave('shutdown');
         await within(settled(), 5_000);
       }
       server.closeAllConnections();
@@ -120,18 +135,11 @@ async function invoke(
   settings: Required<Omit<FunctionUrlServerOptions, 'log'>>,
   budget: BodyBudget,
   draining: boolean,
-  abandon: AbortController,
+  { abandon, leave }: Invocation,
   req: http.IncomingMessage,
   res: http.ServerResponse,
 ): Promise<void> {
   const startedAt = Date.now();
-  // The response stream is never destroyed (Lambda never does either: a stream ended early leaves
-  // middy waiting on it for ever). The handler learns through `abandon` and ends its body; what it
-  // still writes for a client that is gone is discarded.
-  const leave = (reason: AbandonReason) => {
-    if (!abandon.signal.aborted) abandon.abort(reason);
-    if (!res.destroyed) res.destroy();
-  };
   res.on('close', () => {
     if (!res.writableFinished) leave('client_closed');
   });

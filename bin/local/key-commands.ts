@@ -20,6 +20,8 @@ export function publicView(record: KeyRecord) {
 }
 
 function stateOf(record: KeyRecord, now = Date.now()): string {
+  // Refused by the gateway whatever its other attributes say (lambda/auth/key-item.ts).
+  if (record.malformed) return 'MALFORMED';
   if (record.revoked) return 'revoked';
   return record.expiresAt !== undefined && record.expiresAt * 1000 <= now ? 'expired' : 'active';
 }
@@ -41,6 +43,10 @@ export async function listKeys(store: DynamoKeyStore, out: Output): Promise<void
   if (out.json) return out.print(JSON.stringify(records.map(publicView)));
   if (records.length === 0) out.print('No keys.');
   for (const record of records) {
+    if (record.malformed) {
+      out.print(`${record.id || '(no id)'}  ${stateOf(record)}  ${record.name}  (refused by the gateway: ${record.malformed.join(', ')}; revoke it and create a new key)`);
+      continue;
+    }
     const models = record.models === undefined ? 'any model' : record.models.join(',');
     const limits = describeLimits(record.limits ?? {});
     out.print(`${record.id}  ${stateOf(record).padEnd(7)}  ${record.name}  (${models}${limits ? `; ${limits}` : ''}; created ${record.createdAt}; last used ${record.lastUsedAt ?? 'never'})`);
@@ -61,6 +67,17 @@ async function keysOf(store: DynamoKeyStore, id: string | undefined, command: st
   return records;
 }
 
+/**
+ * The identity's keys, refusing to build on a malformed one: its settings cannot be read, so
+ * copying or merging them (a rotation, an update of one limit) could drop a restriction.
+ */
+async function wellFormedKeysOf(store: DynamoKeyStore, id: string | undefined, command: string): Promise<KeyRecord[]> {
+  const records = await keysOf(store, id, command);
+  const malformed = records.find((record) => record.malformed);
+  if (malformed) throw new UsageError(`Key ${malformed.id} has malformed attributes (${malformed.malformed?.join(', ')}); the gateway refuses it. Revoke it (keys revoke ${malformed.id}) and create a new key.`);
+  return records;
+}
+
 /** Revokes every key of the identity (the current one and any still in a rotation overlap). */
 export async function revokeKey(store: DynamoKeyStore, id: string | undefined, out: Output): Promise<void> {
   for (const record of await keysOf(store, id, 'revoke')) await store.revoke(record.keyHash);
@@ -74,18 +91,36 @@ export interface KeyChanges {
   limits: { set: KeyLimits; remove: (keyof KeyLimits)[] };
 }
 
-/** Changes limits, allowlist, expiry or name of the identity's current key. */
+/**
+ * Changes limits, allowlist, expiry or name of an identity: of its current key and of every
+ * earlier key still live in a rotation overlap, so the old key never keeps settings the
+ * operator has just changed. An earlier key's expiry is only ever brought forward: its overlap
+ * end stays its latest possible expiry.
+ */
 export async function updateKey(store: DynamoKeyStore, id: string | undefined, changes: KeyChanges, out: Output): Promise<void> {
-  const current = (await keysOf(store, id, 'update')).at(-1) as KeyRecord;
+  const records = await wellFormedKeysOf(store, id, 'update');
+  const current = records.at(-1) as KeyRecord;
   const limits: KeyLimits = { ...current.limits, ...changes.limits.set };
   for (const name of changes.limits.remove) delete limits[name];
   const limitsChanged = Object.keys(changes.limits.set).length > 0 || changes.limits.remove.length > 0;
   if (changes.name === undefined && changes.models === undefined && changes.expiresAt === undefined && !limitsChanged) {
     throw new UsageError('update needs at least one change: --name, --models, --expires-in or a limit flag');
   }
-  await store.update(current.keyHash, { name: changes.name, models: changes.models, expiresAt: changes.expiresAt, limits: limitsChanged ? limits : undefined });
+  const now = Math.floor(Date.now() / 1000);
+  for (const record of records) {
+    const live = !record.revoked && (record.expiresAt === undefined || record.expiresAt > now);
+    if (record !== current && !live) continue;
+    const expiresAt = record === current ? changes.expiresAt : earlierExpiry(record.expiresAt, changes.expiresAt);
+    await store.update(record.keyHash, { name: changes.name, models: changes.models, expiresAt, limits: limitsChanged ? limits : undefined });
+  }
   const updated = (await store.findAllById(current.id)).at(-1) as KeyRecord;
   out.print(out.json ? JSON.stringify(publicView(updated)) : `Updated ${updated.id}: ${JSON.stringify(publicView(updated))}`);
+}
+
+/** A new expiry for a key still in its rotation overlap: the requested one only when it comes sooner. */
+function earlierExpiry(overlapEnd: number | undefined, requested: number | null | undefined): number | undefined {
+  if (requested === undefined || requested === null) return undefined;
+  return overlapEnd === undefined || requested < overlapEnd ? requested : undefined;
 }
 
 /**
@@ -93,7 +128,7 @@ export async function updateKey(store: DynamoKeyStore, id: string | undefined, c
  * and lets the old key(s) work for `overlapSeconds` more, so clients can switch without downtime.
  */
 export async function rotateKey(store: DynamoKeyStore, id: string | undefined, overlapSeconds: number, url: string, out: Output): Promise<void> {
-  const records = await keysOf(store, id, 'rotate');
+  const records = await wellFormedKeysOf(store, id, 'rotate');
   const current = records.at(-1) as KeyRecord;
   if (current.revoked) throw new UsageError(`Key ${current.id} is revoked; create a new one instead`);
   const { key, record } = mintKey({ id: current.id, name: current.name, models: current.models, expiresAt: current.expiresAt, limits: current.limits });

@@ -38,6 +38,7 @@ export const LIMIT_FLAGS = {
   'max-tokens': 'maxOutputTokens',
   'usd-per-day': 'microUsdPerDay',
   'usd-per-month': 'microUsdPerMonth',
+  'max-in-flight': 'maxInFlight',
 } as const satisfies Record<string, keyof KeyLimits>;
 
 /** Dollar flags: amounts in USD, stored as micro-dollars. */

@@ -1,44 +1,70 @@
 import type { KeyRecord } from './key-table.ts';
 
+/** How long a key the table does not hold is remembered as unknown, at most (shorter when the TTL is). */
+export const UNKNOWN_KEY_TTL_MS = 5_000;
+
 /**
  * Warm-instance cache of key lookups, so a key costs one table read per instance per TTL.
- * Only hits are cached: a key created a moment ago must work at once. Revocation and expiry
- * changes therefore take effect within the TTL (documented as GATEWAY_KEY_CACHE_SECONDS).
- * In-flight lookups are shared so a burst of requests with a cold key makes one read.
+ * Revocation and expiry changes take effect within the TTL (documented as
+ * GATEWAY_KEY_CACHE_SECONDS). In-flight lookups are shared so a burst of requests with a cold key
+ * makes one read.
+ *
+ * Keys the table does not hold are remembered too, for a short while (UNKNOWN_KEY_TTL_MS, or the
+ * TTL when it is shorter): a client retrying a deleted or mistyped key costs one read per 5 s,
+ * not one per attempt. Short, because a key used a moment before it was stored (or before an
+ * eventually consistent read sees it) works once that moment has passed. Both maps are bounded
+ * and evict the least recently used entry, so no stream of made-up keys can grow them.
  */
 export class KeyCache {
   readonly #ttlMs: number;
+  readonly #unknownTtlMs: number;
   readonly #maxEntries: number;
   readonly #entries = new Map<string, { record: KeyRecord; expires: number }>();
+  readonly #unknown = new Map<string, number>();
   readonly #inFlight = new Map<string, Promise<KeyRecord | undefined>>();
 
   constructor(ttlSeconds: number, maxEntries = 10_000) {
     this.#ttlMs = ttlSeconds * 1000;
+    this.#unknownTtlMs = Math.min(this.#ttlMs, UNKNOWN_KEY_TTL_MS);
     this.#maxEntries = maxEntries;
   }
 
   async get(keyHash: string, load: (keyHash: string) => Promise<KeyRecord | undefined>): Promise<KeyRecord | undefined> {
     const now = Date.now();
     const hit = this.#entries.get(keyHash);
-    if (hit && hit.expires > now) return hit.record;
+    if (hit && hit.expires > now) return touch(this.#entries, keyHash, hit).record;
+    const unknownUntil = this.#unknown.get(keyHash);
+    if (unknownUntil !== undefined && unknownUntil > now) {
+      touch(this.#unknown, keyHash, unknownUntil);
+      return undefined;
+    }
     const pending = this.#inFlight.get(keyHash);
     if (pending) return pending;
     const lookup = load(keyHash)
       .then((record) => {
-        if (record && this.#ttlMs > 0) this.#remember(keyHash, record, Date.now() + this.#ttlMs);
-        else this.#entries.delete(keyHash);
+        this.#entries.delete(keyHash);
+        this.#unknown.delete(keyHash);
+        if (record && this.#ttlMs > 0) remember(this.#entries, this.#maxEntries, keyHash, { record, expires: Date.now() + this.#ttlMs });
+        else if (!record && this.#unknownTtlMs > 0) remember(this.#unknown, this.#maxEntries, keyHash, Date.now() + this.#unknownTtlMs);
         return record;
       })
       .finally(() => this.#inFlight.delete(keyHash));
     this.#inFlight.set(keyHash, lookup);
     return lookup;
   }
+}
 
-  #remember(keyHash: string, record: KeyRecord, expires: number): void {
-    if (this.#entries.size >= this.#maxEntries) {
-      const oldest = this.#entries.keys().next();
-      if (!oldest.done) this.#entries.delete(oldest.value);
-    }
-    this.#entries.set(keyHash, { record, expires });
+/** Marks an entry the most recently used (a Map keeps insertion order: the first entry is the least recent). */
+function touch<V>(map: Map<string, V>, key: string, value: V): V {
+  map.delete(key);
+  map.set(key, value);
+  return value;
+}
+
+function remember<V>(map: Map<string, V>, maxEntries: number, key: string, value: V): void {
+  if (map.size >= maxEntries) {
+    const oldest = map.keys().next();
+    if (!oldest.done) map.delete(oldest.value);
   }
+  map.set(key, value);
 }

@@ -6,9 +6,10 @@ import { KEY_PREFIX, looksLikeApiKey } from './key-material.ts';
  * Why a request's key is refused, and the 401 that says so. What it tells depends only on what
  * the caller holds: the first four come from the headers alone (no lookup), `unknown` is the same
  * for every key this gateway never issued, and only the holder of a once-valid key learns that it
- * was revoked or has expired (and its public id, to ask the operator about it).
+ * was revoked, has expired or has a key-store item the gateway cannot trust (and its public id, to
+ * ask the operator about it).
  */
-export type KeyProblem = 'missing' | 'not_bearer' | 'not_issued' | 'damaged' | 'unknown' | 'revoked' | 'expired';
+export type KeyProblem = 'missing' | 'not_bearer' | 'not_issued' | 'damaged' | 'unknown' | 'revoked' | 'expired' | 'unusable';
 
 const FIX = "ask the gateway's operator for a new one";
 
@@ -34,8 +35,8 @@ export function presentedCredential(headers: Record<string, string | undefined>)
  * Claude Code answers a 401 mentioning it with "Not logged in · Please run /login" (2.1.332) and
  * hides the message.
  */
-export function keyRefusal(problem: KeyProblem, record?: Pick<KeyRecord, 'id' | 'expiresAt'>): GatewayError {
-  return new GatewayError('authentication', MESSAGES[problem](record));
+export function keyRefusal(problem: KeyProblem, record?: Pick<KeyRecord, 'id' | 'expiresAt'>, cause?: Error): GatewayError {
+  return new GatewayError('authentication', MESSAGES[problem](record), cause === undefined ? {} : { cause });
 }
 
 const MESSAGES: Record<KeyProblem, (record?: Pick<KeyRecord, 'id' | 'expiresAt'>) => string> = {
@@ -47,4 +48,5 @@ const MESSAGES: Record<KeyProblem, (record?: Pick<KeyRecord, 'id' | 'expiresAt'>
   unknown: () => 'This gateway did not issue the key sent: a key works only on the gateway that issued it (npm start and each deployed stack keep their own keys).',
   revoked: (record) => `Key ${record?.id} was revoked; ${FIX}.`,
   expired: (record) => `Key ${record?.id} expired at ${new Date((record?.expiresAt ?? 0) * 1000).toISOString()}; ${FIX}.`,
+  unusable: (record) => `Key ${record?.id || '(no id)'} cannot be used: its entry in the key store is not valid; ask the gateway's operator to fix it or issue a new key.`,
 };

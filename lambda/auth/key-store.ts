@@ -1,6 +1,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { conditionFailed, type DynamoApi } from '../aws/dynamodb.ts';
-import { KEY_TABLE, LIMIT_NAMES, type KeyLimits, type KeyRecord } from './key-table.ts';
+import { fromItem, toItem } from './key-item.ts';
+import { KEY_TABLE, type KeyLimits, type KeyRecord } from './key-table.ts';
 
 /**
  * The one place that reads and writes the key table. The gateway uses `get` and `touch`; the key
@@ -128,41 +129,4 @@ export class DynamoKeyStore {
       throw error;
     }
   }
-}
-
-function toItem(record: KeyRecord): Record<string, AttributeValue> {
-  const item: Record<string, AttributeValue> = {
-    keyHash: { S: record.keyHash },
-    id: { S: record.id },
-    name: { S: record.name },
-    createdAt: { S: record.createdAt },
-    revoked: { BOOL: record.revoked },
-  };
-  if (record.expiresAt !== undefined) item.expiresAt = { N: String(record.expiresAt) };
-  if (record.models !== undefined) item.models = { L: record.models.map((glob) => ({ S: glob })) };
-  if (record.lastUsedAt !== undefined) item.lastUsedAt = { S: record.lastUsedAt };
-  if (record.limits !== undefined) {
-    const limits = Object.entries(record.limits).filter(([, value]) => value !== undefined);
-    item.limits = { M: Object.fromEntries(limits.map(([name, value]) => [name, { N: String(value) }])) };
-  }
-  return item;
-}
-
-function fromItem(item: Record<string, AttributeValue>): KeyRecord {
-  const record: KeyRecord = {
-    keyHash: item.keyHash?.S ?? '',
-    id: item.id?.S ?? '',
-    name: item.name?.S ?? '',
-    createdAt: item.createdAt?.S ?? '',
-    revoked: item.revoked?.BOOL === true,
-  };
-  if (item.expiresAt?.N !== undefined) record.expiresAt = Number(item.expiresAt.N);
-  if (item.models?.L !== undefined) record.models = item.models.L.map((value) => value.S ?? '');
-  if (item.lastUsedAt?.S !== undefined) record.lastUsedAt = item.lastUsedAt.S;
-  const limits = item.limits?.M;
-  if (limits !== undefined) {
-    record.limits = {};
-    for (const name of LIMIT_NAMES) if (limits[name]?.N !== undefined) record.limits[name] = Number(limits[name].N);
-  }
-  return record;
 }

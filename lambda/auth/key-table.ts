@@ -7,6 +7,8 @@ export const KEY_TABLE = {
   /** Global secondary index for finding a key by its public id (list, revoke). */
   idIndex: 'byId',
   idAttribute: 'id',
+  /** The one attribute the gateway writes (key-store.ts touch); the stack lets it write no other. */
+  lastUsedAttribute: 'lastUsedAt',
 } as const;
 
 /** Per-key limits, enforced before a request goes upstream. */
@@ -25,9 +27,14 @@ export interface KeyLimits {
   microUsdPerDay?: number;
   /** Spend per UTC calendar month in micro-dollars. */
   microUsdPerMonth?: number;
+  /**
+   * Model requests in progress at once, across every instance. Unset: the gateway's default
+   * (GATEWAY_MAX_IN_FLIGHT_PER_KEY) for keys with a token or dollar budget, no cap otherwise.
+   */
+  maxInFlight?: number;
 }
 
-export const LIMIT_NAMES = ['requestsPerMinute', 'tokensPerDay', 'tokensPerMonth', 'maxOutputTokens', 'microUsdPerDay', 'microUsdPerMonth'] as const satisfies readonly (keyof KeyLimits)[];
+export const LIMIT_NAMES = ['requestsPerMinute', 'tokensPerDay', 'tokensPerMonth', 'maxOutputTokens', 'microUsdPerDay', 'microUsdPerMonth', 'maxInFlight'] as const satisfies readonly (keyof KeyLimits)[];
 
 /** What the gateway knows about an issued key; never the key itself. */
 export interface KeyRecord {
@@ -42,4 +49,13 @@ export interface KeyRecord {
   models?: string[];
   lastUsedAt?: string;
   limits?: KeyLimits;
+  /** The person (IdP `sub`) the key belongs to: its use counts against their caps and policy. */
+  owner?: string;
+  /** Admin API automation: a key with a role may call /admin/api (viewer: read only). */
+  role?: 'admin' | 'viewer';
+  /**
+   * Attributes of the stored item that have the wrong type or are unknown, each named with what
+   * was expected (key-item.ts). A key with any is refused, whatever else it says.
+   */
+  malformed?: string[];
 }

@@ -38,8 +38,21 @@ const TierSchema = z.strictObject({
   cacheWrite1hPerMTok: z.optional(perMTok),
 });
 
+/**
+ * Premium processing tiers, as multipliers of every token rate: `priority` (OpenAI's Fast mode,
+ * `service_tier: "priority"` or `"fast"`), `fast` (Anthropic's `speed: "fast"`), `ultrafast`.
+ * Omitted: the published multiplier (lambda/usage/premium-prices.ts), else the highest one.
+ */
+const multiplier = z.optional(z.number().check(z.minimum(1), z.maximum(100)));
+const MultipliersSchema = z.strictObject({ priority: multiplier, fast: multiplier, ultrafast: multiplier });
+
+/** Processing tiers priced above standard; a route allows them with `serviceTiers` (config/routing-schema.ts). */
+export const PREMIUM_TIERS = ['priority', 'fast', 'ultrafast'] as const;
+export type PremiumTier = (typeof PREMIUM_TIERS)[number];
+
 export const ModelPriceSchema = z.strictObject({
   ...RATE_FIELDS,
+  multipliers: z.optional(MultipliersSchema),
   tiers: z.optional(
     z.array(TierSchema).check(
       z.refine((tiers) => new Set(tiers.map((tier) => tier.aboveInputTokens)).size === tiers.length, 'each tier needs its own aboveInputTokens'),
@@ -64,6 +77,8 @@ export interface Rates {
 /** A complete price: base rates and tiers ascending by size, what cost arithmetic uses. */
 export interface ModelPrice extends Rates {
   tiers: (Rates & { aboveInputTokens: number })[];
+  /** Premium tier multipliers the config sets for this price (others: lambda/usage/premium-prices.ts). */
+  multipliers?: z.infer<typeof MultipliersSchema>;
 }
 
 /** Fills the rates a config entry omits (see the field comments); tier fields default to the base. */
@@ -78,7 +93,7 @@ export function completePrice(config: ModelPriceConfig): ModelPrice {
   const tiers = [...(config.tiers ?? [])]
     .sort((a, b) => a.aboveInputTokens - b.aboveInputTokens)
     .map(({ aboveInputTokens, ...rates }) => ({ ...base, ...definedOnly(rates), aboveInputTokens }));
-  return { ...base, tiers };
+  return { ...base, tiers, ...(config.multipliers ? { multipliers: config.multipliers } : {}) };
 }
 
 function definedOnly<T extends object>(value: T): Partial<T> {

@@ -1,7 +1,8 @@
 import * as z from 'zod/mini';
 import { isObject, type Json } from '../translate/request/shared.ts';
+import { IdentityConfigSchema } from './identity-schema.ts';
 import { describeIssue } from './issues.ts';
-import { PricesConfigSchema } from './prices.ts';
+import { PREMIUM_TIERS, PricesConfigSchema } from './prices.ts';
 
 /**
  * The routing config's schema: named upstreams, and model globs routed to targets on them (first
@@ -63,6 +64,17 @@ const RouteSchema = z.strictObject({
   targets: z.optional(z.array(TargetSchema).check(z.minLength(1, 'needs at least one target'))),
   /** Tried in order when the targets before fail before any byte reached the client. */
   fallbacks: z.optional(z.array(FallbackSchema)),
+  /**
+   * Premium processing tiers clients may ask for on this route (`priority`: OpenAI's
+   * `service_tier` "priority"/"fast"; `fast`: Anthropic's `speed: "fast"`; `ultrafast`), each
+   * billed at its multiplier. Others are refused (400). Default: none.
+   */
+  serviceTiers: z.optional(z.array(z.enum(PREMIUM_TIERS))),
+  /**
+   * A glob route passes client model names on: a name neither `prices` nor the built-in table
+   * prices is refused (400) unless this is true, when it is metered at the fallback price.
+   */
+  allowUnpriced: z.optional(z.boolean()),
 });
 
 /** The config's structure; the rules across fields are checked by parseRoutingConfig. */
@@ -71,6 +83,8 @@ export const RoutingConfigSchema = z.strictObject({
   routes: z.array(RouteSchema).check(z.minLength(1, 'at least one route is needed')),
   /** Prices per model glob, adding to and overriding the built-in table (lambda/config/prices.ts). */
   prices: z.optional(PricesConfigSchema),
+  /** Sign-in with the company's OpenID provider and policy per person and group (docs/sign-in.md). */
+  identity: z.optional(IdentityConfigSchema),
 });
 
 export type RoutingConfig = z.infer<typeof RoutingConfigSchema>;

@@ -1,4 +1,5 @@
 import { globToRegExp, isGlob } from './glob.ts';
+import type { PremiumTier } from './prices.ts';
 import { signingService, type RoutingConfig, type UpstreamConfig, type UpstreamType } from './routing-schema.ts';
 
 export { parseRoutingConfig, RoutingConfigSchema, UPSTREAM_TYPES, type RoutingConfig, type UpstreamConfig, type UpstreamType } from './routing-schema.ts';
@@ -41,6 +42,10 @@ export interface RouteMatch {
   targets: readonly Target[];
   /** Tried in order after the targets, when they fail before any byte reached the client. */
   fallbacks: readonly Target[];
+  /** Premium processing tiers the route lets clients ask for (billed at their multiplier). */
+  serviceTiers: readonly PremiumTier[];
+  /** Client model names without a known price are metered at the fallback price instead of refused. */
+  allowUnpriced: boolean;
 }
 
 /** A parsed config with routes compiled once, at start-up. */
@@ -63,6 +68,8 @@ export function createRouter(config: RoutingConfig): Router {
       pattern: globToRegExp(route.model),
       targets: route.targets?.map((each) => target(each.upstream, each.upstreamModel, each.weight)) ?? [target(route.upstream as string, route.upstreamModel)],
       fallbacks: (route.fallbacks ?? []).map((each) => target(each.upstream, each.upstreamModel)),
+      serviceTiers: route.serviceTiers ?? [],
+      allowUnpriced: route.allowUnpriced === true,
     };
   });
   const modelIds = [...new Set(config.routes.filter((route) => !isGlob(route.model)).map((route) => route.model))];
@@ -75,7 +82,7 @@ export function createRouter(config: RoutingConfig): Router {
       if (!route) return undefined;
       // A target without a rename is asked for the client's model name.
       const resolve = (each: { upstream: Upstream; upstreamModel: string | undefined; weight: number }): Target => ({ upstream: each.upstream, upstreamModel: each.upstreamModel ?? model, routedModel: each.upstreamModel ?? route.model, weight: each.weight });
-      return { targets: route.targets.map(resolve), fallbacks: route.fallbacks.map(resolve) };
+      return { targets: route.targets.map(resolve), fallbacks: route.fallbacks.map(resolve), serviceTiers: route.serviceTiers, allowUnpriced: route.allowUnpriced };
     },
   };
 }

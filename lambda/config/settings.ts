@@ -32,6 +32,13 @@ export interface Settings {
    * (reported of Lambda Function URLs; `npm run smoke` measures whether yours does).
    */
   streamPadBytes: number;
+  /**
+   * Model requests a key with a token or dollar budget may have in progress at once, across
+   * every instance (0: no default cap); a key's own `maxInFlight` limit wins. Budgets are checked
+   * before a request and charged after it, so this bounds how far concurrent requests can
+   * overshoot one: at most this many requests' cost.
+   */
+  maxInFlightPerKey: number;
 }
 
 export const DEFAULT_SETTINGS: Settings = {
@@ -46,6 +53,8 @@ export const DEFAULT_SETTINGS: Settings = {
   usageFlushMs: 0,
   metricsNamespace: undefined,
   streamPadBytes: 0,
+  // Claude Code runs up to 10 tools at once (CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY), each subagent a request of its own.
+  maxInFlightPerKey: 10,
 };
 
 export function settingsFromEnv(env: NodeJS.ProcessEnv): Settings {
@@ -61,6 +70,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv): Settings {
     usageFlushMs: number(env, 'GATEWAY_USAGE_FLUSH_MS', DEFAULT_SETTINGS.usageFlushMs),
     metricsNamespace: env.GATEWAY_METRICS_NAMESPACE || undefined,
     streamPadBytes: number(env, 'GATEWAY_STREAM_PAD_BYTES', DEFAULT_SETTINGS.streamPadBytes),
+    maxInFlightPerKey: number(env, 'GATEWAY_MAX_IN_FLIGHT_PER_KEY', DEFAULT_SETTINGS.maxInFlightPerKey),
   };
 }
 

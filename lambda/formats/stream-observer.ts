@@ -13,6 +13,12 @@ export interface StreamObserver {
   /** True when that terminal event was the upstream's own error (logged as `upstream_error`). */
   readonly errored: boolean;
   readonly usage: Usage | undefined;
+  /**
+   * True once the upstream's final usage arrived (Messages: a `message_delta` with usage;
+   * Responses: a terminal event with usage). Until then `usage` is partial or absent, and a
+   * stream that ends is charged an estimate (usage/metering.ts).
+   */
+  readonly usageFinal: boolean;
   /** Approximate bytes of generated content relayed (delta payloads), for streams cut short. */
   readonly outputBytes: number;
   /** The in-stream error event(s) that close the stream after a failure. */

@@ -12,6 +12,7 @@ import { countTokensLocally } from './count-tokens.ts';
 import { noRoute } from './models.ts';
 import { passthroughAttempt } from './passthrough.ts';
 import { translatedAttempt } from './translated.ts';
+import { refuseUnbillable } from '../usage/billable.ts';
 import { retryableStatus } from './upstream-exchange.ts';
 
 /**
@@ -28,6 +29,7 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
   const model = state.model as string;
   const match = deps.router.select(model);
   if (!match) throw noRoute(deps.router, state, model);
+  if (operation === 'create' || operation === 'compact') refuseUnbillable(state, match, deps.prices);
   state.stickyKey = stickinessKey(clientHeaders, state.body, state.key?.id);
   const queue = attemptOrder(match, state.stickyKey, (target) => deps.health.coolingDown(target));
   const bodies = requestBodies(state);

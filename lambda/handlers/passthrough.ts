@@ -7,7 +7,7 @@ import type { CleanedRequest } from '../formats/cleaned-request.ts';
 import { MessagesStreamObserver } from '../formats/messages/stream-observer.ts';
 import { modelNameRestorer } from '../formats/model-name.ts';
 import { ResponsesStreamObserver } from '../formats/responses/stream-observer.ts';
-import { fromMessagesUsage, fromResponsesUsage, isRecord } from '../observability/usage.ts';
+import { fromMessagesUsage, fromResponsesResult, isRecord } from '../observability/usage.ts';
 import type { RequestState } from '../request-state.ts';
 import { streamOrRetry } from '../upstream/first-chunk.ts';
 import { clientResponseHeaders } from '../upstream/headers.ts';
@@ -85,6 +85,7 @@ export async function passthroughAttempt(
       ...(pings ? { keepaliveMs: pings.keepaliveMs } : {}),
       onEnd: (outcome) => {
         state.usage = observer.usage;
+        state.usageFinal = observer.usageFinal;
         state.outputBytes = observer.outputBytes;
         // Set even when ok: a stream whose terminal event was handed over is delivered, whenever the client leaves.
         state.outcome = outcome;
@@ -132,7 +133,9 @@ function restoreModelInJson(bytes: Uint8Array, model: string): Uint8Array {
 }
 
 function recordUsage(state: RequestState, bytes: Uint8Array): void {
-  const usage = parseJsonObject(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'))?.usage;
-  if (!isRecord(usage)) return;
-  state.usage = state.family === 'messages' ? fromMessagesUsage(usage) : fromResponsesUsage(usage);
+  const answer = parseJsonObject(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
+  const usage = answer === undefined ? undefined : state.family === 'messages' ? (isRecord(answer.usage) ? fromMessagesUsage(answer.usage) : undefined) : fromResponsesResult(answer);
+  if (!usage) return;
+  state.usage = usage;
+  state.usageFinal = true;
 }

@@ -69,7 +69,10 @@ export async function translatedAttempt(state: RequestState, deps: GatewayDeps, 
   const recordUsage = () => {
     // A Responses or Chat upstream reports usage only at the end: none yet means none seen.
     const usage = translator.usage;
-    if (usage.inputTokens + usage.outputTokens + usage.cacheReadTokens + usage.cacheWriteTokens > 0) state.usage = toLogUsage(usage);
+    const reported = usage.inputTokens + usage.outputTokens + usage.cacheReadTokens + usage.cacheWriteTokens > 0;
+    if (reported) state.usage = toLogUsage(usage);
+    // Whole only when the upstream finished on its own and said what it used; else metering estimates.
+    state.usageFinal = reported && translator.finished && translator.error === undefined;
     state.outputBytes = translator.outputBytes;
   };
   if (!translated.ir.stream) return collect(state, source, translator, abort, headers, recordUsage, canRetry);

@@ -38,6 +38,11 @@ export function authenticate(deps: GatewayDeps, cache: KeyCache): GatewayMiddlew
       } catch (error) {
         throw new GatewayError('internal', 'The key store could not be read; try again.', { cause: error });
       }
+      if (record?.malformed) {
+        // Fail closed: the item cannot be trusted to say what the key may do. The operator's log
+        // line (the error's cause) names the key and its bad attributes.
+        throw keyRefusal('unusable', record, new Error(`key ${record.id || '(no id)'} refused: its item has malformed attributes: ${record.malformed.join(', ')}`));
+      }
       if (!record) throw keyRefusal('unknown');
       if (record.revoked || (record.expiresAt !== undefined && record.expiresAt * 1000 <= Date.now())) throw keyRefusal(record.revoked ? 'revoked' : 'expired', record);
       state.key = record;

@@ -18,7 +18,8 @@ export function errorResponse(): GatewayMiddleware {
       state.status = error.status;
       // Whatever failed after the runtime abandoned the request failed because of that.
       state.outcome = state.abandon?.aborted ? String(state.abandon.reason) : error.kind;
-      if (error.status >= 500 && error.cause instanceof Error) state.cause = error.cause.message;
+      // A refused key may say why for the operator (a malformed key item); the client never sees it.
+      if ((error.status >= 500 || error.kind === 'authentication') && error.cause instanceof Error) state.cause = error.cause.message;
       return identify(state, { statusCode: error.status, headers: { 'content-type': 'application/json', ...error.headers }, body: errorBody(state.family, error, state.id) });
     },
   };

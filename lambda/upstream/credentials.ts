@@ -32,7 +32,7 @@ export class EnvCredentials implements CredentialSource {
   async keys(upstream: Upstream): Promise<readonly string[]> {
     return upstream.apiKeyEnvs.map((name) => {
       const value = this.#env[name];
-      if (!value) throw new GatewayError('configuration', `Upstream "${upstream.name}" needs a credential: set the environment variable ${name}.`);
+      if (!value) throw misconfigured(`Upstream "${upstream.name}" needs a credential: set the environment variable ${name}.`);
       return value;
     });
   }
@@ -65,7 +65,7 @@ export class SecretsManagerCredentials implements CredentialSource {
     // The member named after the upstream; else one member per configured variable name.
     const keys = secrets[upstream.name] ?? upstream.apiKeyEnvs.flatMap((name) => secrets[name] ?? []);
     if (keys.length === 0) {
-      throw new GatewayError('configuration', `Upstream "${upstream.name}" needs a credential: add a "${upstream.name}" member (a key, or a list of keys) to the upstream secret.`);
+      throw misconfigured(`Upstream "${upstream.name}" needs a credential: add a "${upstream.name}" member (a key, or a list of keys) to the upstream secret.`);
     }
     return keys;
   }
@@ -86,7 +86,7 @@ export class SecretsManagerCredentials implements CredentialSource {
       const value = this.#read(this.#secretId).then(
         (value) => parseSecret(value),
         (error: unknown) => {
-          throw new GatewayError('configuration', 'The upstream credentials secret could not be read.', { cause: error });
+          throw misconfigured('The upstream credentials secret could not be read.', error);
         },
       );
       value.catch(() => {
@@ -98,15 +98,26 @@ export class SecretsManagerCredentials implements CredentialSource {
   }
 }
 
+/**
+ * A credential the gateway cannot find or read. Any key holder may trigger it, so what the
+ * client reads names nothing of the operator's setup (no variable, secret member or upstream
+ * name); the detail is the error's cause, which goes to the request's log line only.
+ */
+function misconfigured(detail: string, cause?: unknown): GatewayError {
+  return new GatewayError('configuration', 'The gateway is misconfigured for this model; its operator can find the cause in the gateway log under this request id.', {
+    cause: new Error(detail, cause === undefined ? undefined : { cause }),
+  });
+}
+
 function parseSecret(text: string | undefined): Record<string, string[]> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text ?? '{}');
   } catch {
-    throw new GatewayError('configuration', 'The upstream credentials secret is not a JSON object.');
+    throw misconfigured('The upstream credentials secret is not a JSON object.');
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new GatewayError('configuration', 'The upstream credentials secret is not a JSON object.');
+    throw misconfigured('The upstream credentials secret is not a JSON object.');
   }
   const secrets: Record<string, string[]> = {};
   for (const [name, value] of Object.entries(parsed)) {

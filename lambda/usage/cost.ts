@@ -3,11 +3,12 @@ import type { Usage } from '../observability/usage.ts';
 
 /**
  * What one request cost, in micro-dollars (1e-6 USD, an integer). A price per million tokens
- * is also micro-dollars per token, so cost = sum(tokens x rate). Rates are taken to 6 decimals
+ * is also micro-dollars per token, so cost = sum(tokens x rate), times a premium tier's
+ * `multiplier`, plus server-tool calls priced per call (`perCallMicroUsd`). Rates are taken to 6 decimals
  * and multiplied as integers (BigInt), and the sum is rounded once per request, half up to the
  * micro-dollar: no floating-point drift, and a day's counter is the exact sum of its requests.
  */
-export function costMicroUsd(usage: Usage, price: ModelPrice): number {
+export function costMicroUsd(usage: Usage, price: ModelPrice, extra: { multiplier?: number; perCallMicroUsd?: number } = {}): number {
   const rates = ratesFor(price, promptTokens(usage));
   const write1h = Math.min(usage.cacheWrite1hTokens ?? 0, usage.cacheWriteTokens);
   const parts: [number, number][] = [
@@ -19,7 +20,9 @@ export function costMicroUsd(usage: Usage, price: ModelPrice): number {
   ];
   let picoUsd = 0n; // micro-dollars x 1e6
   for (const [tokens, rate] of parts) picoUsd += BigInt(Math.max(0, Math.trunc(tokens))) * BigInt(Math.round(rate * 1e6));
-  return Number((picoUsd + 500_000n) / 1_000_000n);
+  // A premium tier multiplies every token price (taken to four decimals, multiplied exactly).
+  if (extra.multiplier !== undefined && extra.multiplier !== 1) picoUsd = (picoUsd * BigInt(Math.round(extra.multiplier * 1e4))) / 10_000n;
+  return Number((picoUsd + 500_000n) / 1_000_000n) + (extra.perCallMicroUsd ?? 0);
 }
 
 /** The prompt size tiers are chosen by: everything on the input side, cached or not. */

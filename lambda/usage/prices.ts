@@ -32,6 +32,8 @@ export interface PriceMatch {
   pattern: string;
   /** The candidate name that matched; undefined for the fallback. */
   model: string | undefined;
+  /** For the fallback: the routing config chose it (`"*"` in its prices), rather than the built-in default. */
+  configuredFallback?: boolean;
 }
 
 export interface PriceBook {
@@ -86,9 +88,12 @@ const CACHE_LIMIT = 1_000;
 export function createPriceBook(config: PricesConfig = {}, table: readonly PriceRow[] = PRICE_TABLE): PriceBook {
   const configured: Pattern[] = [];
   let fallback = DEFAULT_FALLBACK_PRICE;
+  let configuredFallback = false;
   for (const [glob, entry] of Object.entries(config)) {
-    if (glob === '*') fallback = completePrice(entry);
-    else configured.push(compile(glob, completePrice(entry)));
+    if (glob === '*') {
+      fallback = completePrice(entry);
+      configuredFallback = true;
+    } else configured.push(compile(glob, completePrice(entry)));
   }
   // The table's few hundred globs are read at the first lookup, which comes after the first
   // response has been sent: nothing of it is on a cold start's path to the first answer.
@@ -110,7 +115,7 @@ export function createPriceBook(config: PricesConfig = {}, table: readonly Price
       const hit = best(tablePatterns(), model.toLowerCase());
       if (hit) return { price: hit.price, source: 'table', pattern: hit.glob, model };
     }
-    return { price: fallback, source: 'fallback', pattern: '*', model: undefined };
+    return { price: fallback, source: 'fallback', pattern: '*', model: undefined, configuredFallback };
   }
 
   return {

@@ -32,7 +32,7 @@ interface PendingItem {
  * written yet through `days`, so limits hold on this instance between flushes.
  */
 export class UsageRecorder {
-  readonly #store: Pick<DynamoUsageStore, 'add' | 'days' | 'admitRequest'>;
+  readonly #store: Pick<DynamoUsageStore, 'add' | 'days' | 'admitRequest' | 'acquireLease' | 'releaseLease'>;
   readonly #options: Required<Omit<UsageRecorderOptions, 'onWriteError'>> & Pick<UsageRecorderOptions, 'onWriteError'>;
   #pending = new Map<string, PendingItem>();
   /** Taken out of #pending by the flush under way; each leaves as its write succeeds. */
@@ -40,7 +40,7 @@ export class UsageRecorder {
   #flushing: Promise<void> | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
 
-  constructor(store: Pick<DynamoUsageStore, 'add' | 'days' | 'admitRequest'>, options: UsageRecorderOptions) {
+  constructor(store: Pick<DynamoUsageStore, 'add' | 'days' | 'admitRequest' | 'acquireLease' | 'releaseLease'>, options: UsageRecorderOptions) {
     this.#store = store;
     this.#options = { maxPendingItems: 10_000, writeConcurrency: 16, ...options };
     if (options.flushMs > 0) {
@@ -68,6 +68,15 @@ export class UsageRecorder {
 
   admitRequest(keyId: string, limit: number, at: Date): Promise<boolean> {
     return this.#store.admitRequest(keyId, limit, at);
+  }
+
+  /** Leases on requests in progress are never batched: each instance must see every other's at once. */
+  acquireLease(keyId: string, leaseId: string, cap: number, expiresAt: Date, now: Date): Promise<boolean> {
+    return this.#store.acquireLease(keyId, leaseId, cap, expiresAt, now);
+  }
+
+  releaseLease(keyId: string, leaseId: string, expiresAt: Date): Promise<void> {
+    return this.#store.releaseLease(keyId, leaseId, expiresAt);
   }
 
   /** Items not yet written (for tests and the shutdown message). */

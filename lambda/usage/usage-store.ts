@@ -1,6 +1,6 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { conditionFailed, type DynamoApi } from '../aws/dynamodb.ts';
-import { COUNTERS, dayPeriod, minutePeriod, parseDayPeriod, USAGE_TABLE, type Counter } from './usage-table.ts';
+import { COUNTERS, dayPeriod, LEASE_PERIOD, minutePeriod, parseDayPeriod, USAGE_TABLE, type Counter } from './usage-table.ts';
 
 export type UsageTotals = Record<Counter, number>;
 
@@ -65,6 +65,70 @@ export class DynamoUsageStore {
       if (conditionFailed(error)) return false;
       throw error;
     }
+  }
+
+  /**
+   * Takes one of the key's `cap` slots for requests in progress, atomically across every
+   * instance: a lease (`<expiry>#<id>`) joins the set on the key's INFLIGHT item unless it
+   * already holds `cap`. A lease is given back with releaseLease; one whose holder never did (a
+   * crashed or frozen instance) stops counting at its expiry (the request's deadline): when the
+   * set is full, expired leases are removed and the slot is tried once more. One write when a
+   * slot is free; a read and two more writes at most when the key is at its cap.
+   */
+  async acquireLease(keyId: string, leaseId: string, cap: number, expiresAt: Date, now: Date): Promise<boolean> {
+    const lease = `${Math.ceil(expiresAt.getTime() / 1000)}#${leaseId}`;
+    if (await this.#addLease(keyId, lease, cap)) return true;
+    const { Item } = await this.#client.call('GetItem', { TableName: this.tableName, Key: this.#key(keyId, LEASE_PERIOD), ProjectionExpression: 'leases', ConsistentRead: true });
+    const nowSeconds = now.getTime() / 1000;
+    const expired = (Item?.leases?.SS ?? []).filter((held) => Number(held.slice(0, held.indexOf('#'))) <= nowSeconds);
+    if (expired.length === 0) return false;
+    await this.#removeLeases(keyId, expired);
+    return this.#addLease(keyId, lease, cap);
+  }
+
+  /** Gives a lease back (acquireLease), with the same id and expiry. */
+  releaseLease(keyId: string, leaseId: string, expiresAt: Date): Promise<void> {
+    return this.#removeLeases(keyId, [`${Math.ceil(expiresAt.getTime() / 1000)}#${leaseId}`]);
+  }
+
+  /**
+   * Removes every lease (npm start, at start-up: its embedded store serves that one process, so
+   * leases found there were held by a run that ended without giving them back, a kill -9).
+   */
+  async forgetLeases(): Promise<void> {
+    let start: Record<string, AttributeValue> | undefined;
+    do {
+      const page = await this.#client.call('Scan', {
+        TableName: this.tableName,
+        FilterExpression: '#period = :leases',
+        ExpressionAttributeNames: { '#period': USAGE_TABLE.sortKey },
+        ExpressionAttributeValues: { ':leases': { S: LEASE_PERIOD } },
+        ExclusiveStartKey: start,
+      });
+      for (const item of page.Items ?? []) await this.#client.call('UpdateItem', { TableName: this.tableName, Key: this.#key(item[USAGE_TABLE.partitionKey]?.S ?? '', LEASE_PERIOD), UpdateExpression: 'REMOVE leases' });
+      start = page.LastEvaluatedKey;
+    } while (start);
+  }
+
+  async #addLease(keyId: string, lease: string, cap: number): Promise<boolean> {
+    try {
+      await this.#client.call('UpdateItem', {
+        TableName: this.tableName,
+        Key: this.#key(keyId, LEASE_PERIOD),
+        // The item expires (TTL) with its latest lease; it only tidies up, nothing relies on it.
+        UpdateExpression: 'ADD leases :lease SET expiresAt = :expires',
+        ConditionExpression: 'attribute_not_exists(leases) OR size(leases) < :cap',
+        ExpressionAttributeValues: { ':lease': { SS: [lease] }, ':cap': { N: String(cap) }, ':expires': { N: lease.slice(0, lease.indexOf('#')) } },
+      });
+      return true;
+    } catch (error) {
+      if (conditionFailed(error)) return false;
+      throw error;
+    }
+  }
+
+  async #removeLeases(keyId: string, leases: string[]): Promise<void> {
+    await this.#client.call('UpdateItem', { TableName: this.tableName, Key: this.#key(keyId, LEASE_PERIOD), UpdateExpression: 'DELETE leases :leases', ExpressionAttributeValues: { ':leases': { SS: leases } } });
   }
 
   /** The key's day items from `fromDay` (inclusive) on, across models. */

@@ -5,7 +5,9 @@ import type { Usage } from '../observability/usage.ts';
  * the key CLI. Items are keyed by the key's public id (so a rotated key keeps its history) and a
  * period string:
  * - `DAY#2026-11-21#<model>`: requests and token counters of one key, model and UTC day;
- * - `MIN#<epoch minute>`: requests in one minute, for requests-per-minute limits (expire via TTL).
+ * - `MIN#<epoch minute>`: requests in one minute, for requests-per-minute limits (expire via TTL);
+ * - `INFLIGHT`: the key's requests in progress, one lease each (`<expiry epoch s>#<request id>`
+ *   in the string set `leases`), for the cap on requests in flight.
  */
 export const USAGE_TABLE = {
   partitionKey: 'keyId',
@@ -40,6 +42,9 @@ export function utcDay(at: Date): string {
 export function dayPeriod(day: string, model: string): string {
   return `DAY#${day}#${model}`;
 }
+
+/** The item holding a key's leases (usage-store.ts acquireLease). */
+export const LEASE_PERIOD = 'INFLIGHT';
 
 export function minutePeriod(at: Date): string {
   return `MIN#${Math.floor(at.getTime() / 60_000)}`;

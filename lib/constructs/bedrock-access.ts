@@ -7,7 +7,7 @@ export interface AccessStatement {
   sid: string;
   actions: string[];
   resources: string[];
-  conditions?: Record<string, Record<string, string>>;
+  conditions?: Record<string, Record<string, string | string[]>>;
 }
 
 export interface BedrockAccess {
@@ -59,10 +59,8 @@ export function bedrockAccess(routing: RoutingConfig): BedrockAccess {
     if (aws === undefined) continue;
     const { service, region } = aws;
     if (service === 'bedrock') {
-      if (routing.upstreams[name]?.anyModel === true) {
-        access.statements.push({ sid: sid('AnyModel', name), actions: [...INVOKE, 'bedrock:CountTokens'], resources: [`arn:aws:bedrock:${region}::foundation-model/*`, `arn:aws:bedrock:*::foundation-model/*`, `arn:aws:bedrock:::foundation-model/*`, `arn:aws:bedrock:${region}:${Aws.ACCOUNT_ID}:inference-profile/*`, `arn:aws:bedrock:${region}:${Aws.ACCOUNT_ID}:application-inference-profile/*`] });
-        access.warnings.push(`Bedrock upstream "${name}" has "anyModel": the function may invoke every foundation model and inference profile (a * resource). Name models with upstreamModel on the routes to narrow it.`);
-      } else for (const modelId of models.get(name) ?? []) modelStatements(access, name, region, modelId);
+      if (routing.upstreams[name]?.anyModel === true) anyModelStatements(access, name, region);
+      else for (const modelId of models.get(name) ?? []) modelStatements(access, name, region, modelId);
     } else if (service === 'bedrock-mantle') {
       access.statements.push({ sid: sid('Mantle', name), actions: ['bedrock-mantle:CreateInference', 'bedrock-mantle:CountTokens'], resources: [`arn:aws:bedrock-mantle:${region}:${Aws.ACCOUNT_ID}:project/*`] });
     } else {
@@ -70,6 +68,19 @@ export function bedrockAccess(routing: RoutingConfig): BedrockAccess {
     }
   }
   return access;
+}
+
+/**
+ * `anyModel`: every model, but in the upstream's Region. Foundation models and inference
+ * profiles there are invoked directly; a profile routes to its foundation model in the other
+ * Regions of its geography (or any, for `global.`), and those are allowed only through a profile
+ * of the upstream's Region (`bedrock:InferenceProfileArn`), never invoked directly there.
+ */
+function anyModelStatements(access: BedrockAccess, name: string, region: string): void {
+  const profiles = [`arn:aws:bedrock:${region}:${Aws.ACCOUNT_ID}:inference-profile/*`, `arn:aws:bedrock:${region}:${Aws.ACCOUNT_ID}:application-inference-profile/*`];
+  access.statements.push({ sid: sid('AnyModel', name), actions: [...INVOKE, 'bedrock:CountTokens'], resources: [`arn:aws:bedrock:${region}::foundation-model/*`, ...profiles] });
+  access.statements.push({ sid: sid('AnyModelDestinations', name), actions: INVOKE, resources: ['arn:aws:bedrock:*::foundation-model/*', 'arn:aws:bedrock:::foundation-model/*'], conditions: { StringLike: { 'bedrock:InferenceProfileArn': profiles } } });
+  access.warnings.push(`Bedrock upstream "${name}" has "anyModel": the function may invoke every foundation model and inference profile in ${region}, and their destinations in other Regions through those profiles (a * resource). Name models with upstreamModel on the routes to narrow it.`);
 }
 
 function modelStatements(access: BedrockAccess, name: string, region: string, modelId: string): void {

@@ -50,6 +50,7 @@ export const TUNING_ENVIRONMENT = {
   keepaliveMs: 'GATEWAY_KEEPALIVE_MS',
   lastUsedIntervalSeconds: 'GATEWAY_LAST_USED_INTERVAL_SECONDS',
   streamPadBytes: 'GATEWAY_STREAM_PAD_BYTES',
+  maxInFlightPerKey: 'GATEWAY_MAX_IN_FLIGHT_PER_KEY',
 } as const satisfies Record<keyof TuningConfig, string>;
 
 /** What the function is wired to, and its sizing (from the `gateway` context). */

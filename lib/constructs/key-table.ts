@@ -1,6 +1,6 @@
 import { RemovalPolicy, type CfnResource } from 'aws-cdk-lib';
 import { AttributeType, Billing, ProjectionType, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
-import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
+import { Grant, PolicyStatement, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { KEY_TABLE } from '../../lambda/auth/key-table.ts';
 
@@ -49,9 +49,25 @@ export class KeyTable extends Construct {
 
   /**
    * What the gateway does with the table: read a key by its hash and stamp `lastUsedAt`. On the
-   * table itself only; the index is for the operator's CLI, which uses its own credentials.
+   * table itself only; the index is for the operator's CLI, which uses its own credentials. The
+   * update may touch no attribute but `lastUsedAt` (and the key it is addressed and conditioned
+   * by) and return nothing (`dynamodb:Attributes`, `dynamodb:ReturnValues`,
+   * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html):
+   * whoever runs code as the function cannot un-revoke a key, extend its expiry or lift its
+   * limits.
    */
   grantKeyLookup(grantee: IGrantable): Grant {
-    return Grant.addToPrincipal({ grantee, actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], resourceArns: [this.table.tableArn] });
+    const read = Grant.addToPrincipal({ grantee, actions: ['dynamodb:GetItem'], resourceArns: [this.table.tableArn] });
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:UpdateItem'],
+        resources: [this.table.tableArn],
+        conditions: {
+          'ForAllValues:StringEquals': { 'dynamodb:Attributes': [KEY_TABLE.partitionKey, KEY_TABLE.lastUsedAttribute] },
+          StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
+        },
+      }),
+    );
+    return read;
   }
 }

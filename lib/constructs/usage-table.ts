@@ -31,8 +31,11 @@ export class UsageTable extends Construct {
     (this.table.node.defaultChild as CfnResource).overrideLogicalId(USAGE_TABLE_LOGICAL_ID);
   }
 
-  /** What the gateway does with it: atomic counter updates, and reading a key's days for budgets. */
+  /**
+   * What the gateway does with it: atomic counter updates, reading a key's days for budgets, and
+   * its leases on requests in flight (a read when a key is at its cap, to drop expired ones).
+   */
   grantMetering(grantee: IGrantable): Grant {
-    return Grant.addToPrincipal({ grantee, actions: ['dynamodb:Query', 'dynamodb:UpdateItem'], resourceArns: [this.table.tableArn] });
+    return Grant.addToPrincipal({ grantee, actions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], resourceArns: [this.table.tableArn] });
   }
 }

@@ -57,9 +57,12 @@ afterAll(async () => {
 test('an openai upstream with "aws" is signed for its service: Responses passed through, streamed and not, no key sent', async () => {
   const openai = new OpenAI({ baseURL: `${gateway.url}/second/v1`, apiKey: key, maxRetries: 0 });
   mantle.reply(signedOnly(sendJson(200, fixture('openai/text.json'))));
-  const plain = await openai.responses.create({ model: 'openai.gpt-oss-120b', input: 'hi' });
+  // A client's organization or project header would select a Mantle project of the operator's account: neither is sent, nor signed.
+  const plain = await openai.responses.create({ model: 'openai.gpt-oss-120b', input: 'hi' }, { headers: { 'openai-organization': 'org-attacker', 'openai-project': 'proj_attacker' } });
   expect(plain.output_text.length).toBeGreaterThan(0);
   const sent = mantle.requests.at(-1) as RecordedRequest;
+  expect([sent.headers['openai-organization'], sent.headers['openai-project']]).toEqual([undefined, undefined]);
+  expect(sent.headers.authorization).not.toMatch(/openai-(organization|project)/);
   expect(sent.url).toBe('/v1/responses');
   expect(sent.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=test\/\d{8}\/us-east-1\/bedrock-mantle\/aws4_request/);
   expect(sent.body).not.toContain(key);

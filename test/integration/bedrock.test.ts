@@ -38,6 +38,8 @@ beforeAll(async () => {
         { model: 'claude-app-profile', upstream: 'br', upstreamModel: APP_PROFILE },
         { model: 'claude-with-fallback', upstream: 'ant', fallbacks: [{ upstream: 'br', upstreamModel: PROFILE }] },
         { model: 'claude-keyed', upstream: 'brKeyed', upstreamModel: PROFILE },
+        // Passes the client's model name to Bedrock (the stack would need "anyModel"), priced or not.
+        { model: '*', upstream: 'br', allowUnpriced: true },
       ],
     },
     env: { BEDROCK_API_KEY },
@@ -231,3 +233,15 @@ test('the Anthropic API overloaded: Bedrock serves the turn as a fallback, with 
   expect(await response.text()).toContain('Served by Bedrock.');
   expect(fake.requests.at(-1)?.rawBody).toContain('"system":[{"type":"text","text":"sys","cache_control":{"type":"ephemeral"}}]');
 });
+
+test.each(['.', '..', 'anthropic.claude/../../x', 'arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/..'])(
+  'a client model name %j that is no Bedrock model id is refused (400 naming it) before anything is signed or sent',
+  async (model) => {
+    const sent = fake.requests.length;
+    const response = await fetch(`${gateway.url}/first/v1/messages`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model, ...ask }) });
+    const body = (await response.json()) as { error: { type: string; message: string } };
+    expect({ status: response.status, type: body.error.type }).toEqual({ status: 400, type: 'invalid_request_error' });
+    expect(body.error.message).toContain(`"${model}" is not an Amazon Bedrock model id`);
+    expect(fake.requests.length).toBe(sent);
+  },
+);

@@ -17,10 +17,12 @@ beforeAll(async () => {
         ant: { type: 'anthropic', baseUrl: upstream.url },
         oai: { type: 'openai', baseUrl: `${upstream.url}/v1` },
         dead: { type: 'anthropic', baseUrl: 'http://127.0.0.1:9' },
+        keyless: { type: 'openai', baseUrl: `${upstream.url}/v1`, apiKeyEnv: 'TEAM_OPENAI_KEY_VAR' },
         sim: { type: 'simulator' },
       },
       routes: [
         { model: 'claude-dead', upstream: 'dead' },
+        { model: 'gpt-keyless', upstream: 'keyless' },
         { model: 'claude-*', upstream: 'ant' },
         { model: 'gpt-*', upstream: 'oai' },
         { model: 'sim-*', upstream: 'sim' },
@@ -202,10 +204,10 @@ describe('bad requests', () => {
   test('a model with no route is 404', async () => {
     const none = await call('/first/v1/messages', { body: { ...messages, model: 'llama-3' }, headers: bearer(key) });
     expect(none.status).toBe(404);
-    expect(none.body.error).toEqual({ type: 'not_found_error', message: 'No route for model "llama-3". Routed models: claude-dead, claude-*, gpt-*, sim-*.' });
+    expect(none.body.error).toEqual({ type: 'not_found_error', message: 'No route for model "llama-3". Routed models: claude-dead, gpt-keyless, claude-*, gpt-*, sim-*.' });
     const second = await call('/second/v1/responses', { body: { model: 'llama-3', input: 'hi' }, headers: bearer(key) });
     expect(second.status).toBe(404);
-    expect(second.body.error).toMatchObject({ code: 'model_not_found', param: 'model', message: expect.stringContaining('Routed models: claude-dead, claude-*, gpt-*, sim-*.') });
+    expect(second.body.error).toMatchObject({ code: 'model_not_found', param: 'model', message: expect.stringContaining('Routed models: claude-dead, gpt-keyless, claude-*, gpt-*, sim-*.') });
     // A key with an allowlist sees the routed names it may use, and its allowlist.
     const limited = await gateway.issueKey({ models: ['claude-dead', 'llama-*'] });
     const narrowed = await call('/first/v1/messages', { body: { ...messages, model: 'llama-3' }, headers: bearer(limited.key) });
@@ -233,6 +235,17 @@ describe('bad requests', () => {
 });
 
 describe('upstream failures', () => {
+  test("a missing upstream credential is a 500 that names nothing of the operator's setup; the log line names the variable", async () => {
+    const before = gateway.logs.length;
+    const result = await call('/second/v1/responses', { headers: bearer(key), body: { model: 'gpt-keyless', input: 'hi' } });
+    expect(result.status).toBe(500);
+    expect(result.body.error.type).toBe('server_error');
+    expect(JSON.stringify(result.body)).not.toMatch(/TEAM_OPENAI_KEY_VAR|keyless|secret|environment/i);
+    const [line] = (await waitForLogs(gateway, before + 1)).slice(before);
+    expect(line).toMatchObject({ status: 500, outcome: 'configuration', cause: expect.stringContaining('TEAM_OPENAI_KEY_VAR') });
+    expect(upstream.requests.some((request) => request.body.includes('gpt-keyless'))).toBe(false);
+  });
+
   test('unreachable upstream: 502 in the client format, retryable', async () => {
     const result = await call('/first/v1/messages', { body: { ...messages, model: 'claude-dead' }, headers: bearer(key) });
     expect(result.status).toBe(502);

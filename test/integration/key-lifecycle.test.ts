@@ -1,3 +1,8 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { localDynamo } from '../../bin/local/embedded-store.ts';
+import { listKeys, rotateKey, updateKey } from '../../bin/local/key-commands.ts';
+import { mintKey } from '../../lambda/auth/issue-key.ts';
+import { toItem } from '../../lambda/auth/key-item.ts';
 import { SecretsManagerCredentials } from '../../lambda/upstream/credentials.ts';
 import { startGateway, waitForLogs, type Harness } from '../support/gateway-harness.ts';
 import { fixture, sendJson, startUpstream } from '../support/upstream-stub.ts';
@@ -16,12 +21,29 @@ describe('key lifecycle', () => {
   let gateway: Harness;
   afterEach(() => gateway.close());
 
-  test('a new key works at once, even right after failed attempts with it', async () => {
-    gateway = await startGateway({ config, settings: { keyCacheSeconds: 60 } });
+  test('a key tried before it was stored works once its miss is forgotten (the shorter of 5 s and GATEWAY_KEY_CACHE_SECONDS)', async () => {
+    gateway = await startGateway({ config, settings: { keyCacheSeconds: 0.3 } });
     const { key, record } = await import('../../lambda/auth/issue-key.ts').then((module) => module.mintKey({ name: 'late' }));
     expect(await send(gateway, key)).toBe(401);
     await gateway.store.put(record);
+    expect(await send(gateway, key)).toBe(401); // the miss is still remembered
+    await new Promise((resolve) => setTimeout(resolve, 350));
     expect(await send(gateway, key)).toBe(200);
+  });
+
+  test('an unknown key costs one table read per 5 s, not one per attempt; made-up keys cannot grow the cache without bound', async () => {
+    let reads = 0;
+    gateway = await startGateway({ config, settings: { keyCacheSeconds: 30 } });
+    const originalGet = gateway.store.get.bind(gateway.store);
+    gateway.store.get = async (hash) => {
+      reads++;
+      return originalGet(hash);
+    };
+    const { key } = await import('../../lambda/auth/issue-key.ts').then((module) => module.mintKey({ name: 'never stored' }));
+    const statuses = [];
+    for (let attempt = 0; attempt < 10; attempt++) statuses.push(await send(gateway, key));
+    expect(statuses).toEqual(Array(10).fill(401));
+    expect(reads).toBe(1);
   });
 
   test('revocation takes effect once the cache entry expires (GATEWAY_KEY_CACHE_SECONDS)', async () => {
@@ -104,5 +126,79 @@ describe('key lifecycle', () => {
     } finally {
       await upstream.close();
     }
+  });
+});
+
+describe('a key update reaches every live credential of the key (issue 19, item 7)', () => {
+  let gateway: Harness;
+  afterEach(() => gateway.close());
+
+  test('after a rotation, an update restricts the old key in its overlap as well as the new one; the overlap is never extended', async () => {
+    gateway = await startGateway({ config, settings: { keyCacheSeconds: 0 } });
+    const { key: oldKey, id } = await gateway.issueKey({ name: 'rotated' });
+    const printed: string[] = [];
+    const out = { json: true, print: (text: string) => printed.push(text) };
+    await rotateKey(gateway.store, id, 3600, gateway.url, out);
+    const newKey = JSON.parse(printed[0] as string).key as string;
+    const overlapEnd = (await gateway.store.findAllById(id))[0]?.expiresAt as number;
+    await updateKey(gateway.store, id, { models: ['claude-haiku-*'], expiresAt: Math.floor(Date.now() / 1000) + 90 * 86400, limits: { set: { requestsPerMinute: 1 }, remove: [] } }, out);
+
+    for (const key of [oldKey, newKey]) expect(await send(gateway, key)).toBe(403); // claude-sonnet-5 is no longer allowed
+    const [old, current] = await gateway.store.findAllById(id);
+    expect(old).toMatchObject({ models: ['claude-haiku-*'], limits: { requestsPerMinute: 1 }, expiresAt: overlapEnd });
+    expect(current).toMatchObject({ models: ['claude-haiku-*'], limits: { requestsPerMinute: 1 } });
+    expect(current?.expiresAt).toBeGreaterThan(overlapEnd);
+  });
+
+  test('an expiry sooner than the overlap end applies to the old key too; revoked and expired keys are left alone', async () => {
+    gateway = await startGateway({ config, settings: { keyCacheSeconds: 0 } });
+    const { id } = await gateway.issueKey({ name: 'soon' });
+    const out = { json: true, print: () => {} };
+    await rotateKey(gateway.store, id, 86400, gateway.url, out);
+    await rotateKey(gateway.store, id, 86400, gateway.url, out);
+    const [first] = await gateway.store.findAllById(id);
+    await gateway.store.revoke(first!.keyHash);
+    const soon = Math.floor(Date.now() / 1000) + 600;
+    await updateKey(gateway.store, id, { expiresAt: soon, limits: { set: {}, remove: [] } }, out);
+    const [revoked, overlap, current] = await gateway.store.findAllById(id);
+    expect(revoked).toMatchObject({ revoked: true, expiresAt: first?.expiresAt });
+    expect([overlap?.expiresAt, current?.expiresAt]).toEqual([soon, soon]);
+  });
+});
+
+describe('a key item with a malformed attribute is refused and flagged (issue 19, item 8)', () => {
+  let gateway: Harness;
+  afterAll(() => gateway.close());
+
+  /** Each attribute stored with a type the gateway does not write, as another tool or a hand edit might. */
+  const MALFORMED: [string, Record<string, AttributeValue>, string][] = [
+    ['revoked as a string', { revoked: { S: 'true' } }, 'revoked (BOOL expected, S found)'],
+    ['revoked as a number', { revoked: { N: '1' } }, 'revoked (BOOL expected, N found)'],
+    ['expiresAt as a string', { expiresAt: { S: '2000-01-01T00:00:00Z' } }, 'expiresAt (N expected, S found)'],
+    ['models as a string set', { models: { SS: ['claude-haiku-*'] } }, 'models (L of S expected, SS found)'],
+    ['a limit as a string', { limits: { M: { microUsdPerDay: { S: '10000' } } } }, 'limits.microUsdPerDay (N expected, S found)'],
+    ['an unknown limit', { limits: { M: { usdPerDay: { N: '1' } } } }, 'limits.usdPerDay (not a limit this gateway knows)'],
+    ['a role it does not know', { role: { S: 'root' } }, 'role ("admin" or "viewer" expected, "root" found)'],
+  ];
+
+  test.each(MALFORMED)('%s: 401 for the client, the log line names the key and the attribute; keys list flags it', async (_label, attributes, named) => {
+    gateway ??= await startGateway({ config });
+    const { key, record } = mintKey({ name: 'hand-edited' });
+    await localDynamo(gateway.storeInfo.endpoint).call('PutItem', { TableName: gateway.storeInfo.keyTable, Item: { ...toItem(record), ...attributes } });
+    const before = gateway.logs.length;
+    const response = await fetch(`${gateway.url}/first/v1/messages`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body });
+    expect({ status: response.status, error: ((await response.json()) as { error: { type: string } }).error }).toEqual({ status: 401, error: { type: 'authentication_error', message: `Key ${record.id} cannot be used: its entry in the key store is not valid; ask the gateway's operator to fix it or issue a new key.` } });
+    const [line] = (await waitForLogs(gateway, before + 1)).slice(before);
+    expect(line).toMatchObject({ status: 401, cause: expect.stringContaining(`key ${record.id} refused`) });
+    expect(line?.cause).toContain(named);
+
+    const printed: string[] = [];
+    await listKeys(gateway.store, { json: false, print: (text) => printed.push(text) });
+    expect(printed.find((text) => text.startsWith(record.id))).toMatch(new RegExp(`MALFORMED .*${named.replace(/[().]/g, '\\$&')}`));
+    const listed: string[] = [];
+    await listKeys(gateway.store, { json: true, print: (text) => listed.push(text) });
+    expect(JSON.parse(listed[0] as string).find((entry: { id: string }) => entry.id === record.id)).toMatchObject({ malformed: [named] });
+    // Nothing can be built on it: rotating or updating it would copy settings that cannot be read.
+    await expect(rotateKey(gateway.store, record.id, 60, gateway.url, { json: true, print: () => {} })).rejects.toThrow(/malformed/);
   });
 });

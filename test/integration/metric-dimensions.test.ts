@@ -21,11 +21,12 @@ beforeAll(async () => {
         dead: { type: 'anthropic', baseUrl: 'http://127.0.0.1:9' },
         sim: { type: 'simulator' },
       },
+      // The glob routes pass any name on, priced or not: what a client can mint is bounded by the dimension rule, not by prices.
       routes: [
         { model: 'team-fast', upstream: 'ant', upstreamModel: 'claude-sonnet-5' },
-        { model: 'claude-*', upstream: 'ant' },
-        { model: 'gpt-*', upstream: 'oai' },
-        { model: 'dead-*', upstream: 'dead' },
+        { model: 'claude-*', upstream: 'ant', allowUnpriced: true },
+        { model: 'gpt-*', upstream: 'oai', allowUnpriced: true },
+        { model: 'dead-*', upstream: 'dead', allowUnpriced: true },
         { model: 'sim-*', upstream: 'sim' },
       ],
     },

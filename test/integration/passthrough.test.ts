@@ -1,3 +1,4 @@
+import http from 'node:http';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { logOf, startGateway, waitForLogs, type Harness } from '../support/gateway-harness.ts';
@@ -185,6 +186,59 @@ describe('Responses passthrough to an openai upstream', () => {
     expect(response.status).toBe(200);
     await response.text();
     expect(openaiUpstream.requests.at(-1)!.headers).toMatchObject({ originator: 'codex_exec', 'session-id': 's1' });
+  });
+});
+
+/** One request through node:http, which (unlike fetch) lets a client send `Connection` and any other header it likes. */
+function rawPost(path: string, body: string, headers: Record<string, string>): Promise<number> {
+  const { hostname, port } = new URL(gateway.url);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: hostname, port, path, method: 'POST', agent: false, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** Headers with which a key holder would choose the operator's account, or pass as someone else (issue 19, item 6). */
+const ACCOUNT_HEADERS = {
+  'openai-organization': 'org-attacker',
+  'openai-project': 'proj_attacker',
+  'chatgpt-account-id': 'acct-attacker',
+  'x-openai-account-routing-override': 'acct-attacker',
+  'anthropic-workspace-id': 'wrkspc_attacker',
+  'x-real-ip': '203.0.113.9',
+  'true-client-ip': '203.0.113.9',
+  'x-forwarded-for': '203.0.113.9',
+  forwarded: 'for=203.0.113.9',
+  'accept-language': 'de',
+};
+
+describe('upstream-bound headers are an allowlist per provider (issue 19, item 6)', () => {
+  test('Codex: its session headers reach the openai upstream; account, proxy and hop-by-hop headers do not; the body goes byte for byte', async () => {
+    openaiUpstream.reply(sendSse(fixture('openai/text-stream.sse')));
+    const body = '{ "model":"gpt-5.5",  "input":"hi", "stream":true }';
+    const codex = { originator: 'codex_exec', 'session-id': 's1', 'thread-id': 't1', 'x-codex-turn-metadata': '{"request_kind":"turn"}', 'x-codex-window-id': 'w:0', 'openai-beta': 'responses=experimental', 'x-stainless-retry-count': '0', 'user-agent': 'codex_exec/0.171.0' };
+    expect(await rawPost('/second/v1/responses', body, { ...codex, ...ACCOUNT_HEADERS, connection: 'keep-alive, x-codex-turn-state', 'x-codex-turn-state': 'hop' })).toBe(200);
+    const sent = openaiUpstream.requests.at(-1)!;
+    expect(sent.headers).toMatchObject(codex);
+    for (const name of [...Object.keys(ACCOUNT_HEADERS), 'x-codex-turn-state']) expect({ name, value: sent.headers[name] }).toEqual({ name, value: undefined });
+    expect(sent.headers.authorization).toBe(`Bearer ${OPENAI_SECRET}`);
+    expect(sent.body).toBe(body);
+  });
+
+  test("Claude Code: its betas, version and session headers reach the anthropic upstream; nothing chooses the operator's workspace", async () => {
+    anthropicUpstream.reply(sendJson(200, fixture('anthropic/text.json')));
+    const body = JSON.stringify(request);
+    const claude = { 'anthropic-beta': 'claude-code-20250219,effort-2025-11-24', 'anthropic-version': '2023-06-01', 'x-app': 'cli', 'x-claude-code-session-id': 'sess', 'x-claude-code-agent-id': 'agent', 'x-stainless-timeout': '600', 'user-agent': 'claude-cli/2.1.332 (external, cli)' };
+    expect(await rawPost('/first/v1/messages', body, { ...claude, ...ACCOUNT_HEADERS, 'x-claude-code-ide-authorization': 'ide-secret', connection: 'keep-alive, x-app' })).toBe(200);
+    const sent = anthropicUpstream.requests.at(-1)!;
+    const { 'x-app': _hopByHop, ...forwarded } = claude;
+    expect(sent.headers).toMatchObject(forwarded);
+    for (const name of [...Object.keys(ACCOUNT_HEADERS), 'x-claude-code-ide-authorization', 'x-app']) expect({ name, value: sent.headers[name] }).toEqual({ name, value: undefined });
+    expect(sent.body).toBe(body);
   });
 });
 

@@ -52,7 +52,8 @@ function asEsbuildOptions(bundling: typeof HANDLER_BUNDLING, entry: Pick<esbuild
 function bundledModules(result: esbuild.BuildResult): { modules: string[]; bytes: number } {
   const output = Object.entries(result.metafile?.outputs ?? {}).find(([path]) => path.endsWith('.mjs'))?.[1];
   if (output === undefined) throw new Error('esbuild produced no .mjs output');
-  const modules = Object.entries(output.inputs).filter(([, input]) => input.bytesInOutput > 0).map(([path]) => path);
+  // A worktree whose node_modules is a symlink gets its packages under their real path (`../../elsewhere/node_modules/...`).
+  const modules = Object.entries(output.inputs).filter(([, input]) => input.bytesInOutput > 0).map(([path]) => path.replace(/^(\.\.\/)+(.*?\/)?(?=node_modules\/)/, ''));
   return { modules, bytes: output.bytes };
 }
 

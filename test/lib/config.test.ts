@@ -25,7 +25,7 @@ describe('parseGatewayConfig', () => {
       routing: ROUTING,
       timeoutSeconds: 900,
       memoryMb: 512,
-      reservedConcurrency: undefined,
+      reservedConcurrency: 100,
       logRetentionDays: 90,
       cors: undefined,
       tracing: false,

@@ -24,7 +24,9 @@ describe('GatewayStack', () => {
       MemorySize: 512,
       LoggingConfig: { LogFormat: 'JSON', LogGroup: { Ref: onlyResource(template, 'AWS::Logs::LogGroup').logicalId } },
     });
-    expect(fn.properties.ReservedConcurrentExecutions).toBeUndefined();
+    // The public URL's invocations are capped by default (lib/config.ts says why 100); null leaves them to the account's pool.
+    expect(fn.properties.ReservedConcurrentExecutions).toBe(100);
+    expect(onlyResource(synthGateway({ reservedConcurrency: null }).template, 'AWS::Lambda::Function').properties.ReservedConcurrentExecutions).toBeUndefined();
     template.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 90 });
   });
 
@@ -52,7 +54,7 @@ describe('GatewayStack', () => {
     expect(JSON.stringify(variables)).not.toContain('resolve:secretsmanager');
   });
 
-  test("grants only GetItem/UpdateItem on the key table, UpdateItem/Query on the usage table, read on the secret and writes to its own log group", () => {
+  test("grants only GetItem and an UpdateItem of lastUsedAt on the key table, GetItem/Query/UpdateItem on the usage table, read on the secret and writes to its own log group", () => {
     const role = onlyResource(template, 'AWS::IAM::Role');
     expect(role.properties.ManagedPolicyArns).toBeUndefined();
     expect(role.properties.Policies).toBeUndefined();
@@ -64,8 +66,14 @@ describe('GatewayStack', () => {
         Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
         Resource: { 'Fn::GetAtt': [onlyResource(template, 'AWS::Logs::LogGroup').logicalId, 'Arn'] },
       },
-      { Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], Resource: { 'Fn::GetAtt': [KEY_TABLE_LOGICAL_ID, 'Arn'] } },
-      { Effect: 'Allow', Action: ['dynamodb:Query', 'dynamodb:UpdateItem'], Resource: { 'Fn::GetAtt': [USAGE_TABLE_LOGICAL_ID, 'Arn'] } },
+      { Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: { 'Fn::GetAtt': [KEY_TABLE_LOGICAL_ID, 'Arn'] } },
+      {
+        Effect: 'Allow',
+        Action: 'dynamodb:UpdateItem',
+        Resource: { 'Fn::GetAtt': [KEY_TABLE_LOGICAL_ID, 'Arn'] },
+        Condition: { 'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['keyHash', 'lastUsedAt'] }, StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' } },
+      },
+      { Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], Resource: { 'Fn::GetAtt': [USAGE_TABLE_LOGICAL_ID, 'Arn'] } },
       { Effect: 'Allow', Action: ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'], Resource: { Ref: UPSTREAM_SECRET_LOGICAL_ID } },
     ]);
     expect(onlyResource(template, 'AWS::Lambda::Function').properties.Role).toEqual({ 'Fn::GetAtt': [role.logicalId, 'Arn'] });

@@ -35,7 +35,7 @@ beforeAll(async () => {
   counters.secrets = await startTcpProxy(secrets.url);
   counters.upstream = await startTcpProxy(upstream.url);
   runtime = await startRealRuntime({
-    routing: { upstreams: { ant: { type: 'anthropic', baseUrl: counters.upstream.url, apiKeyEnv: 'ANT_KEY' } }, routes: [{ model: '*', upstream: 'ant' }] },
+    routing: { upstreams: { ant: { type: 'anthropic', baseUrl: counters.upstream.url, apiKeyEnv: 'ANT_KEY' } }, routes: [{ model: '*', upstream: 'ant', allowUnpriced: true }] },
     timeoutMs: 10_000,
     environment: { GATEWAY_UPSTREAM_SECRET: 'gateway/upstreams', AWS_ENDPOINT_URL_SECRETSMANAGER: counters.secrets.url, NODE_OPTIONS: `--import=${REPORTER}` },
     dynamoEndpoint: async (endpoint) => (counters.dynamodb = await startTcpProxy(endpoint)).url,

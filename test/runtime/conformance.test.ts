@@ -22,7 +22,7 @@ beforeAll(async () => {
     routing: {
       upstreams: { sim: { type: 'simulator' }, ant: { type: 'anthropic', baseUrl: upstream.url, apiKeyEnv: 'RUNTIME_TEST_ANTHROPIC_KEY' } },
       routes: [
-        { model: 'claude-stub-*', upstream: 'ant' },
+        { model: 'claude-stub-*', upstream: 'ant', allowUnpriced: true },
         { model: '*', upstream: 'sim' },
       ],
     },

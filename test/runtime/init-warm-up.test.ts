@@ -42,7 +42,7 @@ async function coldStart(secretsProxy: TcpProxy) {
   let dynamo: TcpProxy | undefined;
   let dynamoConnectionsAtInitDone: number | undefined;
   const runtime = await startRealRuntime({
-    routing: { upstreams: { ant: { type: 'anthropic', baseUrl: upstream.url, apiKeyEnv: 'ANT_KEY' } }, routes: [{ model: '*', upstream: 'ant' }] },
+    routing: { upstreams: { ant: { type: 'anthropic', baseUrl: upstream.url, apiKeyEnv: 'ANT_KEY' } }, routes: [{ model: '*', upstream: 'ant', allowUnpriced: true }] },
     timeoutMs: 15_000,
     environment: { GATEWAY_UPSTREAM_SECRET: 'gateway/upstreams', AWS_ENDPOINT_URL_SECRETSMANAGER: secretsProxy.url },
     dynamoEndpoint: async (endpoint) => (dynamo = await startTcpProxy(endpoint)).url,

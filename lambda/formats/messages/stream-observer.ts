@@ -16,6 +16,7 @@ export class MessagesStreamObserver implements StreamObserver {
   finished = false;
   errored = false;
   usage: Usage | undefined;
+  usageFinal = false;
   outputBytes = 0;
 
   event(bytes: Buffer): void {
@@ -26,7 +27,11 @@ export class MessagesStreamObserver implements StreamObserver {
     } else if (type === 'message_start' || type === 'message_delta') {
       const data = parseJsonObject(parseSseEvent(bytes).data);
       const usage = type === 'message_start' ? (isRecord(data?.message) ? data.message.usage : undefined) : data?.usage;
-      if (isRecord(usage)) this.usage = fromMessagesUsage(usage, this.usage);
+      if (isRecord(usage)) {
+        this.usage = fromMessagesUsage(usage, this.usage);
+        // message_start's usage is the input side only; message_delta's is the cumulative total.
+        if (type === 'message_delta') this.usageFinal = true;
+      }
     } else if (type === 'message_stop' || type === 'error') {
       this.finished = true;
       this.errored = type === 'error';

@@ -1,6 +1,6 @@
 import { eventTypeOf, parseSseEvent } from '../sse/event-splitter.ts';
 import type { StreamObserver } from '../stream-observer.ts';
-import { fromResponsesUsage, isRecord, type Usage } from '../../observability/usage.ts';
+import { fromResponsesResult, isRecord, type Usage } from '../../observability/usage.ts';
 import { parseJsonObject } from '../json-fields.ts';
 
 const DELTA_ENVELOPE_BYTES = 160;
@@ -17,6 +17,7 @@ export class ResponsesStreamObserver implements StreamObserver {
   finished = false;
   errored = false;
   usage: Usage | undefined;
+  usageFinal = false;
   outputBytes = 0;
   #responseId: string | undefined;
   #model: string | undefined;
@@ -44,8 +45,12 @@ export class ResponsesStreamObserver implements StreamObserver {
     } else if (type !== undefined && TERMINAL.has(type)) {
       this.finished = true;
       this.errored = type === 'response.failed' || type === 'error';
-      const usage = parseJsonObject(parseSseEvent(bytes).data)?.response;
-      if (isRecord(usage) && isRecord(usage.usage)) this.usage = fromResponsesUsage(usage.usage);
+      const response = parseJsonObject(parseSseEvent(bytes).data)?.response;
+      const usage = isRecord(response) ? fromResponsesResult(response) : undefined;
+      if (usage) {
+        this.usage = usage;
+        this.usageFinal = true;
+      }
     }
   }
 

@@ -1,4 +1,5 @@
 import type { Upstream } from '../../config/routing.ts';
+import { GatewayError, printable } from '../../errors.ts';
 import { signAwsRequest } from '../../aws/signer.ts';
 import type { Operation, OutgoingBody, ProviderRequest } from '../providers.ts';
 import { bedrockErrorResponse } from './errors.ts';
@@ -11,6 +12,23 @@ import { toInvokeBody } from './invoke-body.ts';
  * Anthropic error envelopes), so the rest of the gateway serves a `bedrock` upstream exactly as
  * an `anthropic` one. Facts and sources: docs/bedrock.md.
  */
+
+/**
+ * Bedrock's model identifiers, as InvokeModel takes them in its path
+ * (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_InvokeModel.html, `modelId`):
+ * a foundation-model id (`anthropic.claude-haiku-4-5-20251001-v1:0`), a system inference profile
+ * id (`us.` + a foundation-model id), or the ARN of a foundation model, an inference profile, an
+ * application inference profile, a provisioned model, a custom model (deployment) or an imported
+ * model. Dot-separated parts are never empty, so no id can be `.` or `..` (a path segment that
+ * would leave `/model/{id}/`), and nothing else a client sends on a route that passes its model
+ * name through is signed and sent.
+ */
+const MODEL_ID = /^[a-z0-9-]{1,63}(\.[a-z0-9-]{1,63}){1,4}(:[a-z0-9-]{1,63}){0,2}$/;
+const MODEL_ARN = /^arn:aws(-[a-z]+)*:bedrock:[a-z0-9-]{1,20}:(\d{12})?:(foundation-model|inference-profile|application-inference-profile|provisioned-model|custom-model|custom-model-deployment|imported-model)\/[a-zA-Z0-9][a-zA-Z0-9-.:/]{0,1023}$/;
+
+export function isBedrockModelId(modelId: string): boolean {
+  return MODEL_ID.test(modelId) || (MODEL_ARN.test(modelId) && !modelId.split(/[/:]/).some((part) => part === '.' || part === '..'));
+}
 
 /** Only a bare foundation-model id can count tokens (a `us.`/`global.` profile or an ARN gets ValidationException). */
 export function countsTokens(modelId: string): boolean {
@@ -26,6 +44,9 @@ export async function bedrockRequest(
   clientHeaders: Record<string, string | undefined>,
   apiKey: string | undefined,
 ): Promise<ProviderRequest> {
+  if (!isBedrockModelId(modelId)) {
+    throw new GatewayError('invalid_request', `"${printable(modelId, 120)}" is not an Amazon Bedrock model id: ask for a model this gateway routes to Bedrock (a foundation-model or inference-profile id, or a model ARN).`, { param: 'model' });
+  }
   const invoke = toInvokeBody(clientBody.text, clientBody.parsed, clientHeaders['anthropic-beta']);
   const action = operation === 'count_tokens' ? 'count-tokens' : streaming ? 'invoke-with-response-stream' : 'invoke';
   // The model id is one path segment: `:` in `...-v1:0` and `/` in profile ARNs are encoded.

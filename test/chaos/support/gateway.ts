@@ -212,8 +212,9 @@ export function chaosConfig(urls: { anthropic: string; openai: string }, simulat
       simslow: { type: 'simulator', delayMs: simulatorDelayMs },
     },
     routes: [
-      { model: 'anth-*', upstream: 'anth' },
-      { model: 'oai-*', upstream: 'oai' },
+      // The scripted providers' made-up names have no price: metered at the fallback price.
+      { model: 'anth-*', upstream: 'anth', allowUnpriced: true },
+      { model: 'oai-*', upstream: 'oai', allowUnpriced: true },
       { model: 'slow-*', upstream: 'simslow' },
       { model: '*', upstream: 'sim' },
     ],

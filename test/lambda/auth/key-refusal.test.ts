@@ -22,7 +22,7 @@ describe('presentedCredential', () => {
 });
 
 test('every refusal is a final 401 whose message never names the x-api-key header', () => {
-  for (const problem of ['missing', 'not_bearer', 'not_issued', 'damaged', 'unknown', 'revoked', 'expired'] as const) {
+  for (const problem of ['missing', 'not_bearer', 'not_issued', 'damaged', 'unknown', 'revoked', 'expired', 'unusable'] as const) {
     const error = keyRefusal(problem, { id: 'key_0123456789abcdef', expiresAt: 1_800_000_000 });
     expect(error).toMatchObject({ status: 401, headers: { 'x-should-retry': 'false' } });
     expect(error.message).not.toMatch(/x-api-key/i);

@@ -1,6 +1,7 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { bareSecretReader } from '../../../lambda/aws/secrets.ts';
 import { createRouter, parseRoutingConfig } from '../../../lambda/config/routing.ts';
+import type { GatewayError } from '../../../lambda/errors.ts';
 import { EnvCredentials, SecretsManagerCredentials } from '../../../lambda/upstream/credentials.ts';
 import { JSON_FAKE_CREDENTIALS, startAwsJsonFake, type JsonAnswer } from '../../support/aws-json-fake.ts';
 
@@ -89,12 +90,15 @@ describe('SecretsManagerCredentials', () => {
     await stub.close();
   });
 
-  test('a missing member is a configuration error that names what to add, not the value', async () => {
+  test('a missing member is a configuration error: the log (its cause) names what to add; the client message names nothing of the setup', async () => {
     const stub = await startSecretsStub(() => '{}');
     const credentials = new SecretsManagerCredentials('gateway/upstreams', stub.client);
-    await expect(credentials.keys(anthropic)).rejects.toMatchObject({ status: 500, message: expect.stringContaining('"anthropic" member') });
+    const error = await credentials.keys(anthropic).catch((failure: GatewayError) => failure);
+    expect(error).toMatchObject({ status: 500, cause: { message: expect.stringContaining('"anthropic" member') } });
+    expect((error as GatewayError).message).not.toMatch(/anthropic|member|secret/i);
     await stub.close();
   });
+
 
   test('failures are not cached', async () => {
     let secret: string | undefined;
@@ -105,7 +109,7 @@ describe('SecretsManagerCredentials', () => {
     expect(await credentials.keys(anthropic)).toEqual(['sk-late']);
     secret = 'not json';
     credentials.invalidate();
-    await expect(credentials.keys(anthropic)).rejects.toMatchObject({ message: expect.stringContaining('not a JSON object') });
+    await expect(credentials.keys(anthropic)).rejects.toMatchObject({ cause: { message: expect.stringContaining('not a JSON object') } });
     await stub.close();
   });
 });
@@ -148,11 +152,11 @@ describe('prefetch', () => {
 });
 
 describe('EnvCredentials', () => {
-  test('reads the named variables and explains a missing one', async () => {
+  test('reads the named variables and explains a missing one in the log (the cause), not to the client', async () => {
     expect(await new EnvCredentials({ ANTHROPIC_API_KEY: 'sk-env' }).keys(anthropic)).toEqual(['sk-env']);
-    await expect(new EnvCredentials({}).keys(anthropic)).rejects.toMatchObject({ message: expect.stringContaining('ANTHROPIC_API_KEY') });
+    await expect(new EnvCredentials({}).keys(anthropic)).rejects.toMatchObject({ message: expect.not.stringContaining('ANTHROPIC_API_KEY'), cause: { message: expect.stringContaining('ANTHROPIC_API_KEY') } });
     expect(await new EnvCredentials({}).keys(vllm)).toEqual([]);
     expect(await new EnvCredentials({ OPENAI_KEY_A: 'a', OPENAI_KEY_B: 'b' }).keys(pool)).toEqual(['a', 'b']);
-    await expect(new EnvCredentials({ OPENAI_KEY_A: 'a' }).keys(pool)).rejects.toMatchObject({ message: expect.stringContaining('OPENAI_KEY_B') });
+    await expect(new EnvCredentials({ OPENAI_KEY_A: 'a' }).keys(pool)).rejects.toMatchObject({ cause: { message: expect.stringContaining('OPENAI_KEY_B') } });
   });
 });

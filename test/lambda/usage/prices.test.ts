@@ -62,7 +62,7 @@ describe('price lookup', () => {
 
   test('an unknown model gets the fallback price, flagged, never free', () => {
     const match = book.lookup('qwen3-coder', 'team-local');
-    expect(match).toEqual({ price: DEFAULT_FALLBACK_PRICE, source: 'fallback', pattern: '*', model: undefined });
+    expect(match).toEqual({ price: DEFAULT_FALLBACK_PRICE, source: 'fallback', pattern: '*', model: undefined, configuredFallback: false });
     expect(match.price).toMatchObject({ inputPerMTok: 5, outputPerMTok: 25, cacheReadPerMTok: 5, cacheWritePerMTok: 6.25, cacheWrite1hPerMTok: 10 });
     expect(book.lookup(undefined, '').source).toBe('fallback');
   });
@@ -78,7 +78,7 @@ describe('price lookup', () => {
     // The operator priced the client name: that beats the table's price of the upstream model.
     expect(custom.lookup('gpt-5.5', 'team-fast')).toMatchObject({ source: 'config', model: 'team-fast' });
     expect(custom.lookup('gpt-5.4')).toMatchObject({ source: 'table' });
-    expect(custom.lookup('mystery')).toEqual({ price: completePrice({ inputPerMTok: 0.5, outputPerMTok: 1 }), source: 'fallback', pattern: '*', model: undefined });
+    expect(custom.lookup('mystery')).toEqual({ price: completePrice({ inputPerMTok: 0.5, outputPerMTok: 1 }), source: 'fallback', pattern: '*', model: undefined, configuredFallback: true });
   });
 
   test('among config globs the most specific wins, whatever their order', () => {

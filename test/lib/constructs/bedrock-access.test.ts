@@ -42,6 +42,22 @@ test('a route passing client model names through Bedrock needs "anyModel", which
   expect(any.statements[0]?.resources).toContain('arn:aws:bedrock:us-east-1::foundation-model/*');
 });
 
+test('"anyModel" grants models in the upstream\'s Region only: other Regions\' foundation models only through that Region\'s inference profiles', () => {
+  const routing = { upstreams: { br: { type: 'bedrock', region: 'eu-west-1', anyModel: true } }, routes: [{ model: 'claude-*', upstream: 'br' }] };
+  const { template } = synthGateway({ routing });
+  const statements = onlyResource(template, 'AWS::IAM::Policy').properties.PolicyDocument.Statement as { Action: string[]; Resource: unknown; Condition?: unknown }[];
+  const bedrock = statements.filter((statement) => String(statement.Action).includes('bedrock:'));
+  const inference = { 'Fn::Join': ['', ['arn:aws:bedrock:eu-west-1:', { Ref: 'AWS::AccountId' }, ':inference-profile/*']] };
+  const application = { 'Fn::Join': ['', ['arn:aws:bedrock:eu-west-1:', { Ref: 'AWS::AccountId' }, ':application-inference-profile/*']] };
+  expect(bedrock).toEqual([
+    // (resources in the order the synthesized policy sorts them)
+    { Effect: 'Allow', Sid: 'BedrockBrAnyModel', Action: ['bedrock:CountTokens', ...INVOKE], Resource: ['arn:aws:bedrock:eu-west-1::foundation-model/*', application, inference] },
+    { Effect: 'Allow', Sid: 'BedrockBrAnyModelDestinations', Action: INVOKE, Resource: ['arn:aws:bedrock:*::foundation-model/*', 'arn:aws:bedrock:::foundation-model/*'], Condition: { StringLike: { 'bedrock:InferenceProfileArn': [inference, application] } } },
+  ]);
+  // No statement lets a foundation model of another Region be invoked directly.
+  for (const statement of bedrock.filter((each) => each.Condition === undefined)) for (const resource of [statement.Resource].flat()) expect(JSON.stringify(resource)).not.toMatch(/bedrock:\*:|bedrock:::/);
+});
+
 test('Mantle upstreams get inference on the account\'s Mantle projects in their Region (no * resource); a Bedrock API key or another service gets no grant', () => {
   const access = bedrockAccess(
     parseRoutingConfig({

@@ -24,7 +24,7 @@ describe('KeyTable', () => {
     expect(table.properties.GlobalSecondaryIndexes).toEqual([
       { IndexName: 'byId', KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }], Projection: { ProjectionType: 'KEYS_ONLY' } },
     ]);
-    expect(KEY_TABLE).toEqual({ partitionKey: 'keyHash', idIndex: 'byId', idAttribute: 'id' });
+    expect(KEY_TABLE).toEqual({ partitionKey: 'keyHash', idIndex: 'byId', idAttribute: 'id', lastUsedAttribute: 'lastUsedAt' });
   });
 
   test('matches the table the local embedded store creates', async () => {
@@ -51,14 +51,21 @@ describe('KeyTable', () => {
     template.hasResource('AWS::DynamoDB::GlobalTable', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
   });
 
-  test('grantKeyLookup allows GetItem and UpdateItem on the table ARN only', () => {
+  test('grantKeyLookup allows GetItem, and an UpdateItem of lastUsedAt only that returns nothing, on the table ARN only', () => {
     const stack = bareStack();
     const keys = new KeyTable(stack, 'Keys');
     const role = new Role(stack, 'Role', { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
     keys.grantKeyLookup(role);
     const statements = onlyResource(Template.fromStack(stack), 'AWS::IAM::Policy').properties.PolicyDocument.Statement;
     expect(statements).toEqual([
-      { Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], Resource: { 'Fn::GetAtt': [KEY_TABLE_LOGICAL_ID, 'Arn'] } },
+      { Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: { 'Fn::GetAtt': [KEY_TABLE_LOGICAL_ID, 'Arn'] } },
+      {
+        Effect: 'Allow',
+        Action: 'dynamodb:UpdateItem',
+        Resource: { 'Fn::GetAtt': [KEY_TABLE_LOGICAL_ID, 'Arn'] },
+        // Only the attributes touch() names: it cannot un-revoke a key, extend its expiry or lift its limits.
+        Condition: { 'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['keyHash', 'lastUsedAt'] }, StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' } },
+      },
     ]);
   });
 });

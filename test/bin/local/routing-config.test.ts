@@ -50,7 +50,7 @@ test('an upstream whose key variable is unset is warned about with the routes th
   expect(missingCredentials(config, { TEST_ANTHROPIC_KEY: 'sk-ant', TEST_POOL_1: 'sk-1', TEST_POOL_2: 'sk-2' })).toEqual([]);
 });
 
-test('npm start prints the warning and starts; the route then fails naming the variable', async () => {
+test('npm start prints the warning and starts; the route then fails (500; the variable is named in the log only)', async () => {
   const server = await startDevServer({ GATEWAY_CONFIG: file('routing.json', JSON.stringify(CONFIG)), GATEWAY_DATA_DIR: join(dir, 'data'), TEST_POOL_1: 'sk-1', TEST_POOL_2: 'sk-2' });
   try {
     expect(server.output()).toContain('Warning: TEST_ANTHROPIC_KEY is not set: upstream "anthropic" (routes "claude-*", "gpt-5.5") fails its requests until it is.');

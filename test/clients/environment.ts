@@ -68,7 +68,7 @@ export async function startEnvironment(label: string): Promise<ClientsEnvironmen
   // The operator's AWS credentials, as `npm start` finds them in its environment (the standard chain).
   const aws = { AWS_ACCESS_KEY_ID: BEDROCK_CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: BEDROCK_CREDENTIALS.secretAccessKey, AWS_SESSION_TOKEN: BEDROCK_CREDENTIALS.sessionToken };
   const gateway = await startGatewayProcess({ ...env, ...aws });
-  const tap = await startTap(gateway.url);
+  const tap = await startTap(gateway.url, label);
 
   const createKey = async (name: string): Promise<IssuedKey> => {
     // `npm run --silent keys -- create --name NAME --json --url URL`: the URL the CLIs use is the tap's.

@@ -4,9 +4,10 @@ import { DynamoKeyStore } from '../lambda/auth/key-store.ts';
 import { mintKey } from '../lambda/auth/issue-key.ts';
 import { settingsFromEnv } from '../lambda/config/settings.ts';
 import { installAwsLambdaGlobal } from './local/awslambda-shim.ts';
-import { ensureKeyTable, ensureUsageTable, localDynamo, LOCAL_KEY_TABLE, LOCAL_USAGE_TABLE, startEmbeddedStore } from './local/embedded-store.ts';
+import { ensureIdentityTable, ensureKeyTable, ensureUsageTable, localDynamo, LOCAL_IDENTITY_TABLE, LOCAL_KEY_TABLE, LOCAL_USAGE_TABLE, startEmbeddedStore } from './local/embedded-store.ts';
 import { routingConfigForStart } from './local/routing-config.ts';
 import { createFunctionUrlServer, LOCAL_SERVER_DEFAULTS, type StreamingHandler } from './local/function-url-server.ts';
+import { ensureIdentitySecret } from './local/identity-secret.ts';
 import { setupText } from './local/setup-text.ts';
 import { removeStoreMarker, writeStoreMarker } from './local/store-access.ts';
 
@@ -37,6 +38,17 @@ Object.assign(env, {
   GATEWAY_USAGE_FLUSH_MS: env.GATEWAY_USAGE_FLUSH_MS ?? '1000',
 });
 delete env.GATEWAY_UPSTREAM_SECRET;
+// Sign-in (the config's `identity`): its table in the same store, its secret in the data directory.
+delete env.GATEWAY_IDENTITY_SECRET;
+if (config.identity) {
+  const secretEnv = config.identity.clientSecretEnv;
+  if (secretEnv !== undefined && !env[secretEnv]) {
+    console.error(`The config's identity.clientSecretEnv names ${secretEnv}: set it to the IdP client secret (or leave clientSecretEnv out for a public client).`);
+    process.exit(1);
+  }
+  await ensureIdentityTable(dynamo);
+  Object.assign(env, { GATEWAY_IDENTITY_TABLE: LOCAL_IDENTITY_TABLE, GATEWAY_IDENTITY_SECRET_FILE: ensureIdentitySecret(dataDir) });
+}
 installAwsLambdaGlobal();
 // Imported only now: the module reads the environment and middy tags it at evaluation time.
 const { handler, flushUsage } = await import('../lambda/handler.ts');
@@ -72,6 +84,10 @@ console.log(`Gateway listening on ${url}`);
 console.log(`  Messages:  ${url}/first/v1/messages   Responses: ${url}/second/v1/responses`);
 console.log(`  ${notice}`);
 console.log(`  Key store: ${dataDir}`);
+if (config.identity) {
+  const origin = config.identity.publicUrl ? new URL(config.identity.publicUrl).origin : url;
+  console.log(`  Sign-in:   ${origin}/device with ${config.identity.issuer} (register the redirect URI ${origin}/oauth/callback there)`);
+}
 if (existing.length === 0) {
   const { key, record } = mintKey({ name: 'default' });
   await keys.put(record);

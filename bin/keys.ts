@@ -2,21 +2,25 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoKeyStore } from '../lambda/auth/key-store.ts';
+import { IdentityOperations } from '../lambda/identity/operators.ts';
 import { DynamoUsageStore } from '../lambda/usage/usage-store.ts';
 import { createKey, keyUsage, listKeys, revokeKey, rotateKey, updateKey, usageSummary, type Output } from './local/key-commands.ts';
 import { LIMIT_FLAGS, parseDuration, parseExpiry, parseLimits, parseModels, parseSince, UsageError } from './local/key-options.ts';
+import { listPeople, personNamed, revokePerson } from './local/people-commands.ts';
 import { readDeployedGateway } from './local/stack-outputs.ts';
 import { openLocalStore, type OpenedStore } from './local/store-access.ts';
 import { sdkDynamo } from './sdk-dynamo.ts';
 
-const USAGE = `Manage the gateway's API keys.
+const USAGE = `Manage the gateway's API keys, and the people who sign in.
 
-  npm run keys -- create --name NAME [--models GLOB,GLOB] [--expires-in 30d] [limits] [--url URL] [--json]
+  npm run keys -- create --name NAME [--owner EMAIL|SUB] [--models GLOB,GLOB] [--expires-in 30d] [limits] [--url URL] [--json]
   npm run keys -- list [--json]
   npm run keys -- update ID [--name NAME] [--models GLOB,GLOB|any] [--expires-in 30d|never] [limits] [--json]
   npm run keys -- rotate ID [--overlap 24h] [--url URL] [--json]
   npm run keys -- revoke ID
   npm run keys -- usage [ID] [--since 2026-11-01|7d] [--json]
+  npm run keys -- people list [--json]
+  npm run keys -- people revoke EMAIL|SUB [--json]
 
 Limits (with update, "none" removes one):
   --rpm N                requests per minute
@@ -33,14 +37,17 @@ Where the keys live:
   --data-dir DIR                  another embedded store
   --stack NAME [--region REGION]  a deployed gateway stack: its tables, and its address as the --url default
                                   (AWS credentials from the environment; reads the stack's outputs)
-  --table NAME [--usage-table NAME] [--region REGION]
+  --table NAME [--usage-table NAME] [--identity-table NAME] [--region REGION]
                                   DynamoDB tables named directly (AWS credentials from the environment)
 
 --expires-in and --overlap take a number with a unit: s, m, h or d (e.g. 90d). rotate keeps the old key
 working for --overlap (default 24h). usage without an ID summarises every key; --since defaults to the
 first of this month.
 --url is the gateway address used in the printed client setup (default: the stack's address with --stack,
-else http://127.0.0.1:8787).`;
+else http://127.0.0.1:8787).
+--owner ties the key to a person who has signed in (docs/sign-in.md): it acts for them, with their groups.
+people list shows who signed in (groups, last seen, sessions); people revoke ends all their sessions at once
+and revokes the keys tied to them.`;
 
 function parse() {
   try {
@@ -63,6 +70,8 @@ function parse() {
         json: { type: 'boolean', default: false },
         table: { type: 'string' },
         'usage-table': { type: 'string' },
+        'identity-table': { type: 'string' },
+        owner: { type: 'string' },
         stack: { type: 'string' },
         region: { type: 'string' },
         'data-dir': { type: 'string' },
@@ -78,10 +87,12 @@ async function openStore(values: ReturnType<typeof parse>['values']): Promise<Op
   if (values.table !== undefined && values.stack !== undefined) throw new UsageError('Use --table or --stack, not both');
   let table = values.table;
   let usageTable = values['usage-table'];
+  let identityTable = values['identity-table'];
   if (values.stack !== undefined) {
     const deployed = await readDeployedGateway(values.stack, { region: values.region });
     table = deployed.keyTableName;
     usageTable = deployed.usageTableName;
+    identityTable = deployed.identityTableName;
     // The printed client setup should point at the deployed gateway, not at localhost.
     values.url ??= deployed.gatewayUrl;
   }
@@ -89,18 +100,25 @@ async function openStore(values: ReturnType<typeof parse>['values']): Promise<Op
     const client = new DynamoDBClient(values.region === undefined ? {} : { region: values.region });
     const dynamo = sdkDynamo(client);
     const usage = usageTable === undefined ? undefined : new DynamoUsageStore(usageTable, dynamo);
-    return { store: new DynamoKeyStore(table, dynamo), usage, close: async () => client.destroy() };
+    const identity = async () => {
+      if (identityTable === undefined) throw new UsageError('This needs the identity table (sign-in): --stack NAME of a stack with sign-in, or --identity-table NAME with --table');
+      return new IdentityOperations(identityTable, dynamo);
+    };
+    return { store: new DynamoKeyStore(table, dynamo), usage, identity, close: async () => client.destroy() };
   }
   return openLocalStore(resolve(values['data-dir'] ?? process.env.GATEWAY_DATA_DIR ?? '.gateway'));
 }
 
-const COMMANDS = ['create', 'list', 'update', 'rotate', 'revoke', 'usage'];
+const COMMANDS = ['create', 'list', 'update', 'rotate', 'revoke', 'usage', 'people'];
+const PEOPLE_COMMANDS = ['list', 'revoke'];
 
 async function main(): Promise<void> {
   const { positionals, values } = parse();
-  const [command, id] = positionals;
+  const [command, id, person] = positionals;
   if (values.help || command === undefined) return void console.log(USAGE);
   if (!COMMANDS.includes(command)) throw new UsageError(`Unknown command "${command}"`);
+  if (command === 'people' && !PEOPLE_COMMANDS.includes(id ?? '')) throw new UsageError(`people takes ${PEOPLE_COMMANDS.join(' or ')}`);
+  if (values.owner !== undefined && command !== 'create') throw new UsageError('--owner goes with create');
   // Validate everything before touching a store.
   const limitValues = Object.fromEntries(Object.keys(LIMIT_FLAGS).map((flag) => [flag, values[flag as keyof typeof LIMIT_FLAGS]]));
   const limits = parseLimits(limitValues, command === 'update');
@@ -115,8 +133,13 @@ async function main(): Promise<void> {
   const url = values.url ?? `http://${process.env.HOST || '127.0.0.1'}:${process.env.PORT || 8787}`;
   try {
     const { store, usage } = opened;
-    if (command === 'create') await createKey(store, { name: values.name as string, ...(models ? { models } : {}), ...(expiresAt ? { expiresAt } : {}), limits: limits.set, url }, out);
-    else if (command === 'list') await listKeys(store, out);
+    if (command === 'create') {
+      const owner = values.owner === undefined ? undefined : (await personNamed(await opened.identity(), values.owner, '--owner')).sub;
+      await createKey(store, { name: values.name as string, ...(models ? { models } : {}), ...(expiresAt ? { expiresAt } : {}), ...(owner ? { owner } : {}), limits: limits.set, url }, out);
+    } else if (command === 'people') {
+      if (id === 'list') await listPeople(await opened.identity(), out);
+      else await revokePerson(await opened.identity(), store, person, out);
+    } else if (command === 'list') await listKeys(store, out);
     else if (command === 'update') await updateKey(store, id, { name: values.name, models, expiresAt, limits }, out);
     else if (command === 'rotate') await rotateKey(store, id, overlap, url, out);
     else if (command === 'revoke') await revokeKey(store, id, out);

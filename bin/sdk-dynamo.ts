@@ -1,5 +1,6 @@
 import {
   CreateTableCommand,
+  DeleteItemCommand,
   GetItemCommand,
   PutItemCommand,
   QueryCommand,
@@ -13,6 +14,7 @@ const COMMANDS = {
   GetItem: GetItemCommand,
   PutItem: PutItemCommand,
   UpdateItem: UpdateItemCommand,
+  DeleteItem: DeleteItemCommand,
   Query: QueryCommand,
   Scan: ScanCommand,
   CreateTable: CreateTableCommand,

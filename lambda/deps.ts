@@ -1,6 +1,7 @@
 import type { KeyRecord } from './auth/key-table.ts';
 import type { Router } from './config/routing.ts';
 import type { Settings } from './config/settings.ts';
+import type { IdentityDoor } from './identity/index.ts';
 import type { CredentialSource } from './upstream/credentials.ts';
 import type { UpstreamHealth } from './upstream/upstream-health.ts';
 import type { PriceBook } from './usage/prices.ts';
@@ -27,10 +28,14 @@ export interface GatewayDeps {
   /** Receives one JSON line per request. */
   log: (line: string) => void;
   fetch: typeof fetch;
+  /** Sign-in (the config's `identity`): absent when not configured, and nothing of it is then loaded. */
+  identity?: IdentityDoor;
 }
 
 export interface HandlerResponse {
   statusCode: number;
   headers: Record<string, string>;
   body: string | ReadableStream<Uint8Array>;
+  /** `Set-Cookie` values (a Function URL's response carries them apart from the headers). */
+  cookies?: string[];
 }

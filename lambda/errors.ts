@@ -11,6 +11,7 @@ export type ErrorKind =
   | 'wrong_base_url'
   | 'method_not_allowed'
   | 'request_timeout'
+  | 'length_required'
   | 'request_too_large'
   | 'header_too_large'
   | 'unsupported_media_type'
@@ -45,6 +46,7 @@ const STATUS: Record<ErrorKind, number> = {
   wrong_base_url: 421,
   method_not_allowed: 405,
   request_timeout: 408,
+  length_required: 411,
   request_too_large: 413,
   header_too_large: 431,
   unsupported_media_type: 415,
@@ -69,6 +71,7 @@ const FINAL: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
   'not_found',
   'wrong_base_url',
   'method_not_allowed',
+  'length_required',
   'request_too_large',
   'header_too_large',
   // A spent budget frees up only when its period ends: retrying sooner is refused again.

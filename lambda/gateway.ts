@@ -3,7 +3,7 @@ import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
 import { KeyCache } from './auth/key-cache.ts';
 import type { GatewayDeps, HandlerResponse } from './deps.ts';
-import { toGatewayError, type GatewayError } from './errors.ts';
+import { bodyTooLarge, GatewayError, toGatewayError } from './errors.ts';
 import { dispatch } from './handlers/dispatch.ts';
 import { authenticate } from './middleware/authenticate.ts';
 import { enforceLimits } from './middleware/enforce-limits.ts';
@@ -13,7 +13,7 @@ import { requestContext } from './middleware/request-context.ts';
 import type { GatewayMiddleware } from './middleware/types.ts';
 import { requestLogLine } from './observability/request-log.ts';
 import { responseEnded, stateOf, type GatewayContext } from './request-state.ts';
-import { chargeableUsage, isMetered, requestCost } from './usage/metering.ts';
+import { accountOf, chargeableUsage, isMetered, requestCost } from './usage/metering.ts';
 
 type Request = Parameters<NonNullable<GatewayMiddleware['before']>>[0];
 
@@ -29,7 +29,7 @@ type Request = Parameters<NonNullable<GatewayMiddleware['before']>>[0];
  */
 export function createGateway(deps: GatewayDeps) {
   const cache = new KeyCache(deps.settings.keyCacheSeconds);
-  const context = requestContext(deps.settings);
+  const context = requestContext(deps.settings, { identity: deps.identity !== undefined });
   const auth = authenticate(deps, cache);
   const handler = middy<LambdaFunctionURLEvent, HandlerResponse, Error, GatewayContext>({
     executionMode: executionModeStreamifyResponse,
@@ -49,7 +49,7 @@ export function createGateway(deps: GatewayDeps) {
         const cost = requestCost(usage, state, deps.prices);
         state.priceSource = cost.source;
         state.costMicroUsd = cost.costMicroUsd;
-        recorded = deps.usage.record(state.key?.id as string, state.model as string, usage, new Date(), state.costMicroUsd).then(
+        recorded = deps.usage.record(accountOf(state) as string, state.model as string, usage, new Date(), state.costMicroUsd).then(
           () => (state.usageWriteMs = Date.now() - (state.respondedAt as number)),
           (error: unknown) => {
             state.usageRecordFailed = error instanceof Error ? error.message : String(error);
@@ -84,7 +84,7 @@ export function createGateway(deps: GatewayDeps) {
       try {
         await context.before?.(request);
         await auth.before?.(request);
-        return undefined;
+        return smallBodyOnly(event, request.context.gateway.route?.maxBodyBytes);
       } catch (error) {
         return toGatewayError(error);
       } finally {
@@ -97,4 +97,17 @@ export function createGateway(deps: GatewayDeps) {
       }
     },
   });
+}
+
+/**
+ * Routes that take only a small body (the unauthenticated sign-in forms) are refused before it is
+ * read: one larger than their allowance, or one of unannounced length (browsers and OAuth clients
+ * always send Content-Length).
+ */
+function smallBodyOnly(event: LambdaFunctionURLEvent, limit: number | undefined): GatewayError | undefined {
+  if (limit === undefined) return undefined;
+  const announced = event.headers['content-length'];
+  if (announced === undefined) return new GatewayError('length_required', 'Send the request body with a Content-Length.');
+  const size = Number(announced);
+  return Number.isFinite(size) && size <= limit ? undefined : bodyTooLarge(size, limit);
 }

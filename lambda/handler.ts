@@ -1,9 +1,11 @@
 import { DynamoKeyStore } from './auth/key-store.ts';
 import { bareDynamo } from './aws/dynamodb.ts';
 import { bareSecretReader } from './aws/secrets.ts';
+import type { IdentityConfig } from './config/identity-schema.ts';
 import { createRouter, parseRoutingConfig } from './config/routing.ts';
 import { settingsFromEnv } from './config/settings.ts';
 import { createGateway } from './gateway.ts';
+import type { IdentityDoor } from './identity/index.ts';
 import { EnvCredentials, SecretsManagerCredentials } from './upstream/credentials.ts';
 import { nodeHttpFetch } from './upstream/node-http-fetch.ts';
 import { UpstreamHealth } from './upstream/upstream-health.ts';
@@ -22,6 +24,9 @@ import { DynamoUsageStore } from './usage/usage-store.ts';
  *   from the environment variables the upstreams name (local runs)
  * - GATEWAY_LOCAL_STORE_ENDPOINT: npm start's embedded store; the tables are read there with
  *   its own placeholder credentials, so the user's AWS credentials stay theirs (for upstreams)
+ * - with the config's `identity` (sign-in, docs/sign-in.md): GATEWAY_IDENTITY_TABLE (required),
+ *   and the identity secret: GATEWAY_IDENTITY_SECRET (Secrets Manager id, deployed) or
+ *   GATEWAY_IDENTITY_SECRET_FILE (npm start's `.gateway/identity-secret.json`)
  * - GATEWAY_* tuning variables: see config/settings.ts
  */
 const env = process.env;
@@ -60,6 +65,8 @@ const credentials = env.GATEWAY_UPSTREAM_SECRET
   ? new SecretsManagerCredentials(env.GATEWAY_UPSTREAM_SECRET, bareSecretReader({ region }))
   : new EnvCredentials(env);
 
+const identity = routing.identity ? identityDoor(routing.identity, required('GATEWAY_IDENTITY_TABLE')) : undefined;
+
 export const handler = createGateway({
   router,
   keys,
@@ -70,7 +77,39 @@ export const handler = createGateway({
   settings,
   log,
   fetch: nodeHttpFetch,
+  ...(identity ? { identity } : {}),
 });
+
+/**
+ * The sign-in room, loaded on its first use: a cold start that serves only model requests with
+ * keys neither evaluates its modules nor reads its secret. The identity secret is read once, on
+ * the first request that needs it.
+ */
+function identityDoor(config: IdentityConfig, tableName: string): IdentityDoor {
+  const secretId = env.GATEWAY_IDENTITY_SECRET;
+  const secretFile = secretId ? undefined : required('GATEWAY_IDENTITY_SECRET_FILE');
+  let door: Promise<IdentityDoor> | undefined;
+  const open = () =>
+    (door ??= import('./identity/index.ts').then(async ({ createIdentityDoor }) => {
+      const { secretFromFile, secretFromSecretsManager } = await import('./identity/secrets.ts');
+      return createIdentityDoor({
+        config,
+        tableName,
+        dynamo,
+        secret: secretId ? secretFromSecretsManager(bareSecretReader({ region }), secretId, config.clientSecretEnv) : secretFromFile(secretFile as string, env, config.clientSecretEnv),
+        // A Function URL's domain is AWS's; npm start's local server names the address it listens on (plain http, loopback).
+        originOf: (event) => `${localStore ? 'http' : 'https'}://${event.requestContext.domainName}`,
+        log,
+        cacheSeconds: settings.sessionCacheSeconds,
+      });
+    }));
+  return {
+    serve: async (event, state) => (await open()).serve(event, state),
+    principal: async (token) => (await open()).principal(token),
+    person: async (sub) => (await open()).person(sub),
+    policyFor: async (principal) => (await open()).policyFor(principal),
+  };
+}
 
 /**
  * Lambda runs an on-demand environment's Init at a full vCPU whatever the memory size, and its

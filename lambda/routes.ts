@@ -12,12 +12,24 @@ export type RouteName =
   | 'responses_input_tokens'
   | 'responses_compact'
   | 'responses_models'
-  | 'responses_websocket';
+  | 'responses_websocket'
+  /** A sign-in path (only when the config has `identity`): the identity room answers it. */
+  | 'identity';
+
+/** The sign-in room's endpoints; lambda/identity/index.ts maps each to its module. */
+export type IdentityEndpoint = 'metadata' | 'device_authorization' | 'token' | 'revoke' | 'device' | 'callback';
 
 export interface Route {
   name: RouteName;
   family: Family;
+  /** Identity routes: which endpoint, and whether it needs a bearer (the OAuth endpoints and pages do not). */
+  identity?: { endpoint: IdentityEndpoint; bearer: boolean };
+  /** The largest body the route takes when smaller than the gateway's limit (unauthenticated forms). */
+  maxBodyBytes?: number;
 }
+
+/** Unauthenticated sign-in requests carry at most this much body (the form posts). */
+export const FORM_BODY_BYTES = 16 * 1024;
 
 type MethodTable = Readonly<Record<string, RouteName>>;
 
@@ -40,6 +52,44 @@ const TABLE: Record<'first' | 'second', Readonly<Record<string, MethodTable>>> =
     '/models': { GET: 'responses_models' },
   },
 };
+
+/**
+ * Sign-in paths, relative to the host (docs/sign-in.md, "Endpoints"). RFC 8414 metadata is
+ * served where each kind of client looks: `<base>/.well-known/…` (Claude Code, base `/first`),
+ * the RFC's `/.well-known/oauth-authorization-server[/first]`. The OAuth endpoints are also
+ * served under `/first`, where Claude Code sends them when the metadata's URLs are not on the
+ * origin it was given (a gateway reached under another name, e.g. localhost vs 127.0.0.1).
+ */
+const OPEN = { bearer: false } as const;
+/** An identity path's entry: its endpoint, whether a bearer is needed, its body allowance (open routes: FORM_BODY_BYTES). */
+interface IdentityPath {
+  endpoint: IdentityEndpoint;
+  bearer: boolean;
+  maxBodyBytes?: number;
+}
+const IDENTITY_PATHS: Readonly<Record<string, Readonly<Record<string, IdentityPath>>>> = {
+  '/.well-known/oauth-authorization-server': { GET: { endpoint: 'metadata', ...OPEN } },
+  '/.well-known/oauth-authorization-server/first': { GET: { endpoint: 'metadata', ...OPEN } },
+  '/first/.well-known/oauth-authorization-server': { GET: { endpoint: 'metadata', ...OPEN } },
+  '/oauth/device_authorization': { POST: { endpoint: 'device_authorization', ...OPEN } },
+  '/first/oauth/device_authorization': { POST: { endpoint: 'device_authorization', ...OPEN } },
+  '/oauth/token': { POST: { endpoint: 'token', ...OPEN } },
+  '/first/oauth/token': { POST: { endpoint: 'token', ...OPEN } },
+  '/oauth/revoke': { POST: { endpoint: 'revoke', ...OPEN } },
+  '/first/oauth/revoke': { POST: { endpoint: 'revoke', ...OPEN } },
+  '/device': { GET: { endpoint: 'device', ...OPEN }, POST: { endpoint: 'device', ...OPEN } },
+  '/oauth/callback': { GET: { endpoint: 'callback', ...OPEN } },
+};
+
+/** Endpoints whose errors are OAuth error bodies (RFC 6749 §5.2), not a model API's envelope. */
+const OAUTH_ENDPOINTS: ReadonlySet<IdentityEndpoint> = new Set(['metadata', 'device_authorization', 'token', 'revoke']);
+
+/** Whether a path is one of the OAuth endpoints (its refusals are rendered as OAuth errors). */
+export function speaksOAuth(rawPath: string): boolean {
+  const path = normalizePath(rawPath)?.replace(/(.)\/+$/, '$1');
+  const methods = path === undefined ? undefined : IDENTITY_PATHS[path];
+  return methods !== undefined && Object.values(methods).some((entry) => OAUTH_ENDPOINTS.has(entry.endpoint));
+}
 
 const PREFIX = /^\/(first|second)(\/.*)?$/;
 const FAMILY_PREFIX = /^\/+first(\/|$)/i;
@@ -90,8 +140,12 @@ function normalizePath(rawPath: string): string | undefined {
  * `<host>/first/v1` must work as a base: up to two leading `/v1` segments are accepted, which
  * also makes `/second/responses` an alias of `/second/v1/responses`.
  */
-export function resolveRoute(method: string, rawPath: string): Route {
+export function resolveRoute(method: string, rawPath: string, options: { identity?: boolean } = {}): Route {
   const path = normalizePath(rawPath);
+  if (options.identity && path !== undefined) {
+    const identity = identityRoute(method, rawPath, path);
+    if (identity) return identity;
+  }
   const match = path === undefined ? null : PREFIX.exec(path);
   if (!match) throw notServed(method, rawPath, path, ' The endpoints are POST /first/v1/messages and POST /second/v1/responses.');
   const prefix = match[1] as 'first' | 'second';
@@ -99,12 +153,22 @@ export function resolveRoute(method: string, rawPath: string): Route {
   for (let i = 0; i < 2 && (rest === '/v1' || rest.startsWith('/v1/')); i++) rest = rest.slice(3);
   const methods = TABLE[prefix][rest];
   if (!methods) throw notServed(method, rawPath, path, '');
-  const name = methods[method];
-  if (!name) {
-    const allow = Object.keys(methods).join(', ');
-    throw new GatewayError('method_not_allowed', `Method ${printable(method, 16)} is not allowed on ${printable(rawPath, 200)}; allowed: ${allow}.`, { headers: { allow } });
-  }
-  return { name, family: prefix === 'first' ? 'messages' : 'responses' };
+  return { name: allowed(methods, method, rawPath), family: prefix === 'first' ? 'messages' : 'responses' };
+}
+
+/** The entry for the method, or a 405 naming the methods the path takes. */
+function allowed<T>(methods: Readonly<Record<string, T>>, method: string, rawPath: string): T {
+  const entry = methods[method];
+  if (entry !== undefined) return entry;
+  const allow = Object.keys(methods).join(', ');
+  throw new GatewayError('method_not_allowed', `Method ${printable(method, 16)} is not allowed on ${printable(rawPath, 200)}; allowed: ${allow}.`, { headers: { allow } });
+}
+
+function identityRoute(method: string, rawPath: string, path: string): Route | undefined {
+  const methods = IDENTITY_PATHS[path.replace(/(.)\/+$/, '$1')];
+  if (!methods) return undefined;
+  const { endpoint, bearer, maxBodyBytes = bearer ? undefined : FORM_BODY_BYTES } = allowed(methods, method, rawPath);
+  return { name: 'identity', family: familyOfPath(path), identity: { endpoint, bearer }, ...(maxBodyBytes === undefined ? {} : { maxBodyBytes }) };
 }
 
 /**

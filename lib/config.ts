@@ -73,6 +73,7 @@ const AlarmsSchema = z.strictObject({
 /** Optional overrides of the runtime knobs in lambda/config/settings.ts (defaults live there). */
 const TuningSchema = z.strictObject({
   keyCacheSeconds: z.optional(z.int().min(0)),
+  sessionCacheSeconds: z.optional(z.int().min(0)),
   maxBodyBytes: z.optional(z.int().min(1)),
   firstByteTimeoutMs: z.optional(z.int().min(1)),
   deadlineMarginMs: z.optional(z.int().min(0)),

@@ -12,6 +12,8 @@ export const STACK_OUTPUTS = {
   responsesBaseUrl: 'ResponsesBaseUrl',
   keyTableName: 'KeyTableName',
   usageTableName: 'UsageTableName',
+  /** Sign-in's table (stacks whose routing config has `identity`). */
+  identityTableName: 'IdentityTableName',
   upstreamSecretName: 'UpstreamSecretName',
   upstreamSecretArn: 'UpstreamSecretArn',
   dashboardUrl: 'DashboardUrl',

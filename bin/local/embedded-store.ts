@@ -5,6 +5,7 @@ import type { CreateTableInput } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import { KEY_TABLE } from '../../lambda/auth/key-table.ts';
 import { bareDynamo, type DynamoApi } from '../../lambda/aws/dynamodb.ts';
+import { IDENTITY_TABLE } from '../../lambda/identity/identity-table.ts';
 import { USAGE_TABLE } from '../../lambda/usage/usage-table.ts';
 
 /** Table names of the embedded store (a deployed stack names its own). */
@@ -137,6 +138,18 @@ export function ensureUsageTable(client: DynamoApi, tableName: string): Promise<
       { AttributeName: USAGE_TABLE.partitionKey, KeyType: 'HASH' },
       { AttributeName: USAGE_TABLE.sortKey, KeyType: 'RANGE' },
     ],
+  });
+}
+
+/** The sign-in table (the config's `identity`), with the deployed stack's schema, unless it exists. */
+export const LOCAL_IDENTITY_TABLE = 'gateway-identity';
+export function ensureIdentityTable(client: DynamoApi, tableName = LOCAL_IDENTITY_TABLE): Promise<void> {
+  const attributes = [IDENTITY_TABLE.partitionKey, IDENTITY_TABLE.sortKey];
+  return createUnlessExists(client, {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: attributes.map((name) => ({ AttributeName: name, AttributeType: 'S' })),
+    KeySchema: attributes.map((name, index) => ({ AttributeName: name, KeyType: index === 0 ? 'HASH' : 'RANGE' })),
   });
 }
 

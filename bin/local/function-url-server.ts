@@ -249,7 +249,9 @@ function toEvent(req: http.IncomingMessage, body: Buffer): LambdaFunctionURLEven
     requestContext: {
       accountId: 'anonymous',
       apiId: 'local',
-      domainName: headers.host ?? 'localhost',
+      // A Function URL's own domain, never the client's Host header: here the address this
+      // server listens on (the sign-in metadata names it; docs/sign-in.md, "Public origin").
+      domainName: listeningAddress(req),
       domainPrefix: 'local',
       http: { method: req.method ?? 'GET', path: rawPath, protocol: `HTTP/${req.httpVersion}`, sourceIp: req.socket.remoteAddress ?? '', userAgent: headers['user-agent'] ?? '' },
       requestId: randomUUID(),
@@ -261,6 +263,12 @@ function toEvent(req: http.IncomingMessage, body: Buffer): LambdaFunctionURLEven
     body: body.length === 0 ? undefined : text ? body.toString('utf8') : body.toString('base64'),
     isBase64Encoded: body.length > 0 && !text,
   };
+}
+
+/** `127.0.0.1:8787`, `[::1]:8787`: where the connection arrived (IPv4 clients of a dual-stack socket in their IPv4 form). */
+function listeningAddress(req: http.IncomingMessage): string {
+  const address = (req.socket.localAddress ?? '127.0.0.1').replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '');
+  return `${address.includes(':') ? `[${address}]` : address}:${req.socket.localPort ?? 0}`;
 }
 
 function toContext(requestId: string, deadline: number): Context {

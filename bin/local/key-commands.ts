@@ -26,7 +26,7 @@ function stateOf(record: KeyRecord, now = Date.now()): string {
   return record.expiresAt !== undefined && record.expiresAt * 1000 <= now ? 'expired' : 'active';
 }
 
-export async function createKey(store: DynamoKeyStore, request: { name: string; models?: string[]; expiresAt?: number; limits: KeyLimits; url: string }, out: Output): Promise<void> {
+export async function createKey(store: DynamoKeyStore, request: { name: string; models?: string[]; expiresAt?: number; limits: KeyLimits; owner?: string; url: string }, out: Output): Promise<void> {
   const { key, record } = mintKey(request);
   await store.put(record);
   printIssued(record, key, request.url, out, `Created key ${record.id} (${record.name})`);
@@ -131,7 +131,7 @@ export async function rotateKey(store: DynamoKeyStore, id: string | undefined, o
   const records = await wellFormedKeysOf(store, id, 'rotate');
   const current = records.at(-1) as KeyRecord;
   if (current.revoked) throw new UsageError(`Key ${current.id} is revoked; create a new one instead`);
-  const { key, record } = mintKey({ id: current.id, name: current.name, models: current.models, expiresAt: current.expiresAt, limits: current.limits });
+  const { key, record } = mintKey({ id: current.id, name: current.name, models: current.models, expiresAt: current.expiresAt, limits: current.limits, owner: current.owner });
   await store.put(record);
   const overlapEnds = Math.floor(Date.now() / 1000) + overlapSeconds;
   for (const old of records) {

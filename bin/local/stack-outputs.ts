@@ -6,6 +6,8 @@ export interface DeployedGateway {
   keyTableName: string;
   /** Absent for stacks deployed before usage metering existed. */
   usageTableName: string | undefined;
+  /** Absent for stacks without sign-in. */
+  identityTableName: string | undefined;
   /** The address clients should use: the custom domain when there is one, else the Function URL. */
   gatewayUrl: string;
 }
@@ -29,6 +31,7 @@ export async function readDeployedGateway(stackName: string, options: { region?:
     return {
       keyTableName: required(STACK_OUTPUTS.keyTableName),
       usageTableName: outputs.get(STACK_OUTPUTS.usageTableName) || undefined,
+      identityTableName: outputs.get(STACK_OUTPUTS.identityTableName) || undefined,
       gatewayUrl: outputs.get(STACK_OUTPUTS.customDomainUrl) || required(STACK_OUTPUTS.functionUrl),
     };
   } finally {

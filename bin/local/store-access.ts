@@ -1,8 +1,10 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DynamoKeyStore } from '../../lambda/auth/key-store.ts';
+import type { DynamoApi } from '../../lambda/aws/dynamodb.ts';
+import { IdentityOperations } from '../../lambda/identity/operators.ts';
 import { DynamoUsageStore } from '../../lambda/usage/usage-store.ts';
-import { ensureKeyTable, ensureUsageTable, localDynamo, LOCAL_KEY_TABLE, LOCAL_USAGE_TABLE, startEmbeddedStore } from './embedded-store.ts';
+import { ensureIdentityTable, ensureKeyTable, ensureUsageTable, localDynamo, LOCAL_IDENTITY_TABLE, LOCAL_KEY_TABLE, LOCAL_USAGE_TABLE, startEmbeddedStore } from './embedded-store.ts';
 
 /**
  * The embedded store's database can be open in one process only (LevelDB locks it), so a
@@ -14,7 +16,15 @@ export interface OpenedStore {
   store: DynamoKeyStore;
   /** Absent when the deployment has no usage table. */
   usage: DynamoUsageStore | undefined;
+  /** The people who signed in (sign-in, docs/sign-in.md); throws a usage error when the deployment has no identity table. */
+  identity(): Promise<IdentityOperations>;
   close(): Promise<void>;
+}
+
+/** The embedded store's identity table, created on first use (npm start creates it only with `identity` configured). */
+function localIdentity(client: DynamoApi): () => Promise<IdentityOperations> {
+  let opened: Promise<IdentityOperations> | undefined;
+  return () => (opened ??= ensureIdentityTable(client).then(() => new IdentityOperations(LOCAL_IDENTITY_TABLE, client)));
 }
 
 export function writeStoreMarker(dataDir: string, endpoint: string): void {
@@ -30,7 +40,7 @@ export async function openLocalStore(dataDir: string): Promise<OpenedStore> {
   const running = await runningEndpoint(dataDir);
   if (running !== undefined) {
     const client = localDynamo(running);
-    return { store: new DynamoKeyStore(LOCAL_KEY_TABLE, client), usage: new DynamoUsageStore(LOCAL_USAGE_TABLE, client), close: async () => {} };
+    return { store: new DynamoKeyStore(LOCAL_KEY_TABLE, client), usage: new DynamoUsageStore(LOCAL_USAGE_TABLE, client), identity: localIdentity(client), close: async () => {} };
   }
   const embedded = await startEmbeddedStore(dataDir);
   const client = localDynamo(embedded.endpoint);
@@ -39,6 +49,7 @@ export async function openLocalStore(dataDir: string): Promise<OpenedStore> {
   return {
     store: new DynamoKeyStore(LOCAL_KEY_TABLE, client),
     usage: new DynamoUsageStore(LOCAL_USAGE_TABLE, client),
+    identity: localIdentity(client),
     close: async () => {
       await embedded.close();
     },

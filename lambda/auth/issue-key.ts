@@ -9,6 +9,8 @@ export interface KeyRequest {
   limits?: KeyLimits;
   /** Rotation: issue under an existing public id, so the identity and its usage carry over. */
   id?: string;
+  /** The person (IdP `sub`) the key belongs to. */
+  owner?: string;
 }
 
 export interface IssuedKey {
@@ -30,5 +32,6 @@ export function mintKey(request: KeyRequest, now = new Date()): IssuedKey {
   if (request.models !== undefined) record.models = request.models;
   if (request.expiresAt !== undefined) record.expiresAt = request.expiresAt;
   if (request.limits !== undefined && Object.keys(request.limits).length > 0) record.limits = request.limits;
+  if (request.owner !== undefined) record.owner = request.owner;
   return { key, record };
 }

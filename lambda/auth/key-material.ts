@@ -19,8 +19,7 @@ const CLAIMS = Buffer.from('{"aud":"claude-gateway"}').toString('base64url');
 const SECRET = /^gwk_[A-Za-z0-9_-]{43}$/;
 
 export function generateApiKey(): string {
-  const body = `${KEY_PREFIX}${randomBytes(32).toString('base64url')}.${CLAIMS}`;
-  return `${body}.${check(body)}`;
+  return claimsShaped(KEY_PREFIX);
 }
 
 /** The public identifier of a key: safe to print, log and pass to `keys revoke`. */
@@ -29,14 +28,52 @@ export function generateKeyId(): string {
 }
 
 export function looksLikeApiKey(candidate: string): boolean {
-  if (SECRET.test(candidate)) return true;
-  const parts = candidate.split('.');
-  return parts.length === 3 && SECRET.test(parts[0] as string) && parts[1] === CLAIMS && parts[2] === check(`${parts[0]}.${parts[1]}`);
+  return SECRET.test(candidate) || isClaimsShaped(candidate, SECRET);
+}
+
+/**
+ * Sign-in credentials (docs/sign-in.md), minted by lambda/identity and stored as digests only:
+ * - access tokens `gwt_<secret>.<claims>.<check>`, the keys' shape, so that Claude Code shows a
+ *   signed-in developer's budget warnings also when the token reaches it through `apiKeyHelper`;
+ * - refresh tokens `gwr_<secret>`, only ever sent to the token and revocation endpoints.
+ */
+export const ACCESS_TOKEN_PREFIX = 'gwt_';
+export const REFRESH_TOKEN_PREFIX = 'gwr_';
+const ACCESS_SECRET = /^gwt_[A-Za-z0-9_-]{43}$/;
+const REFRESH_TOKEN = /^gwr_[A-Za-z0-9_-]{43}$/;
+
+export function generateAccessToken(): string {
+  return claimsShaped(ACCESS_TOKEN_PREFIX);
+}
+
+export function looksLikeAccessToken(candidate: string): boolean {
+  return isClaimsShaped(candidate, ACCESS_SECRET);
+}
+
+export function generateRefreshToken(): string {
+  return `${REFRESH_TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
+}
+
+export function looksLikeRefreshToken(candidate: string): boolean {
+  return REFRESH_TOKEN.test(candidate);
+}
+
+/** Hex SHA-256 of a high-entropy secret (key, token, code): what the tables store and key items by. */
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
 }
 
 /** Hex SHA-256 of the key: the table's partition key. */
-export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+export const hashApiKey = hashSecret;
+
+function claimsShaped(prefix: string): string {
+  const body = `${prefix}${randomBytes(32).toString('base64url')}.${CLAIMS}`;
+  return `${body}.${check(body)}`;
+}
+
+function isClaimsShaped(candidate: string, secret: RegExp): boolean {
+  const parts = candidate.split('.');
+  return parts.length === 3 && secret.test(parts[0] as string) && parts[1] === CLAIMS && parts[2] === check(`${parts[0]}.${parts[1]}`);
 }
 
 function check(body: string): string {

@@ -1,6 +1,6 @@
 import { GatewayError } from '../errors.ts';
 import type { KeyRecord } from './key-table.ts';
-import { KEY_PREFIX, looksLikeApiKey } from './key-material.ts';
+import { ACCESS_TOKEN_PREFIX, KEY_PREFIX } from './key-material.ts';
 
 /**
  * Why a request's key is refused, and the 401 that says so. What it tells depends only on what
@@ -14,20 +14,19 @@ export type KeyProblem = 'missing' | 'not_bearer' | 'not_issued' | 'damaged' | '
 const FIX = "ask the gateway's operator for a new one";
 
 /**
- * The gateway key from `Authorization: Bearer` or `x-api-key`, or why there is none. Claude Code
- * sends both headers when both of its variables are set, and one may be a provider key: whichever
- * has our key format is taken.
+ * Why a request presents no credential of ours (auth/credential.ts found none in `Authorization:
+ * Bearer` or `x-api-key`): nothing at all, an Authorization header that is not a Bearer token, a
+ * credential of our shape cut short or mistyped (its checksum fails), or something else entirely
+ * (a provider's key).
  */
-export function presentedCredential(headers: Record<string, string | undefined>): { key: string } | { problem: KeyProblem } {
+export function missingCredential(headers: Record<string, string | undefined>): KeyProblem {
   const authorization = headers.authorization?.trim();
   const bearer = authorization === undefined ? undefined : /^Bearer\s+(\S+)$/i.exec(authorization)?.[1];
   const apiKey = headers['x-api-key']?.trim() || undefined;
   const candidates = [bearer, apiKey].filter((candidate): candidate is string => candidate !== undefined);
-  const key = candidates.find(looksLikeApiKey);
-  if (key !== undefined) return { key };
-  if (candidates.some((candidate) => candidate.startsWith(KEY_PREFIX))) return { problem: 'damaged' };
-  if (candidates.length > 0) return { problem: 'not_issued' };
-  return { problem: authorization ? 'not_bearer' : 'missing' };
+  if (candidates.some((candidate) => candidate.startsWith(KEY_PREFIX) || candidate.startsWith(ACCESS_TOKEN_PREFIX))) return 'damaged';
+  if (candidates.length > 0) return 'not_issued';
+  return authorization ? 'not_bearer' : 'missing';
 }
 
 /**

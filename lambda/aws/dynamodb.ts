@@ -1,6 +1,8 @@
 import type {
   CreateTableInput,
   CreateTableOutput,
+  DeleteItemInput,
+  DeleteItemOutput,
   GetItemInput,
   GetItemOutput,
   PutItemInput,
@@ -20,6 +22,8 @@ interface Shapes {
   GetItem: [GetItemInput, GetItemOutput];
   PutItem: [PutItemInput, PutItemOutput];
   UpdateItem: [UpdateItemInput, UpdateItemOutput];
+  /** Single-use items (sign-in transactions) are taken with `ReturnValues: ALL_OLD`. */
+  DeleteItem: [DeleteItemInput, DeleteItemOutput];
   Query: [QueryInput, QueryOutput];
   Scan: [ScanInput, ScanOutput];
   /** Only the local embedded store creates tables (the stack owns the deployed ones). */

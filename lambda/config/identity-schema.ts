@@ -41,6 +41,8 @@ export const IdentityConfigSchema = z.strictObject({
   clientId: z.string().check(z.minLength(1)),
   /** Locally the environment variable holding the client secret; deployed, that member of the identity secret. Absent = a public client (PKCE only). */
   clientSecretEnv: z.optional(EnvName),
+  /** How the client secret is sent to the token endpoint, as the app is registered at the IdP; default client_secret_basic when the IdP offers it. */
+  tokenEndpointAuthMethod: z.optional(z.enum(['client_secret_basic', 'client_secret_post'])),
   scopes: z._default(z.array(z.string().check(z.minLength(1))), ['openid', 'email', 'profile', 'offline_access']),
   /** Extra authorization request parameters (Google: `{"access_type":"offline","prompt":"consent"}` for refresh tokens). */
   authorizationParams: z.optional(z.record(z.string(), z.string())),

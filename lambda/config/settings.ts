@@ -5,6 +5,11 @@
 export interface Settings {
   /** How long a looked-up key is trusted before the table is read again. */
   keyCacheSeconds: number;
+  /**
+   * The same for sign-in sessions and people: a session revoked on another instance (sign-out,
+   * reuse, an operator) stops working there within this; on the instance that revoked it, at once.
+   */
+  sessionCacheSeconds: number;
   /** Largest request body accepted (Anthropic's own limit is 32 MB; Lambda caps at 6 MB). */
   maxBodyBytes: number;
   /** Streaming requests: longest wait for the upstream's response headers. */
@@ -43,6 +48,7 @@ export interface Settings {
 
 export const DEFAULT_SETTINGS: Settings = {
   keyCacheSeconds: 30,
+  sessionCacheSeconds: 10,
   maxBodyBytes: 32 * 1024 * 1024,
   firstByteTimeoutMs: 120_000,
   deadlineMarginMs: 2_000,
@@ -60,6 +66,7 @@ export const DEFAULT_SETTINGS: Settings = {
 export function settingsFromEnv(env: NodeJS.ProcessEnv): Settings {
   return {
     keyCacheSeconds: number(env, 'GATEWAY_KEY_CACHE_SECONDS', DEFAULT_SETTINGS.keyCacheSeconds),
+    sessionCacheSeconds: number(env, 'GATEWAY_SESSION_CACHE_SECONDS', DEFAULT_SETTINGS.sessionCacheSeconds),
     maxBodyBytes: number(env, 'GATEWAY_MAX_BODY_BYTES', DEFAULT_SETTINGS.maxBodyBytes),
     firstByteTimeoutMs: number(env, 'GATEWAY_FIRST_BYTE_TIMEOUT_MS', DEFAULT_SETTINGS.firstByteTimeoutMs),
     deadlineMarginMs: number(env, 'GATEWAY_DEADLINE_MARGIN_MS', DEFAULT_SETTINGS.deadlineMarginMs),

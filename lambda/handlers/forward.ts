@@ -14,6 +14,7 @@ import { passthroughAttempt } from './passthrough.ts';
 import { translatedAttempt } from './translated.ts';
 import { refuseUnbillable } from '../usage/billable.ts';
 import { retryableStatus } from './upstream-exchange.ts';
+import { accountOf } from '../usage/metering.ts';
 
 /**
  * Sends a validated request to the targets its model routes to and relays the first answer.
@@ -30,7 +31,7 @@ export async function forward(state: RequestState, deps: GatewayDeps, operation:
   const match = deps.router.select(model);
   if (!match) throw noRoute(deps.router, state, model);
   if (operation === 'create' || operation === 'compact') refuseUnbillable(state, match, deps.prices);
-  state.stickyKey = stickinessKey(clientHeaders, state.body, state.key?.id);
+  state.stickyKey = stickinessKey(clientHeaders, state.body, accountOf(state));
   const queue = attemptOrder(match, state.stickyKey, (target) => deps.health.coolingDown(target));
   const bodies = requestBodies(state);
   let keyRetries = 0;

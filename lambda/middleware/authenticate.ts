@@ -1,10 +1,12 @@
+import { presentedCredential } from '../auth/credential.ts';
+import { keyRefusal, missingCredential } from '../auth/key-refusal.ts';
 import { hashApiKey } from '../auth/key-material.ts';
-import { keyRefusal, presentedCredential } from '../auth/key-refusal.ts';
 import type { KeyCache } from '../auth/key-cache.ts';
 import type { KeyRecord } from '../auth/key-table.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { GatewayError } from '../errors.ts';
-import { stateOf } from '../request-state.ts';
+import type { Person } from '../identity/principal.ts';
+import { stateOf, type RequestState } from '../request-state.ts';
 import type { GatewayMiddleware } from './types.ts';
 
 /** Routes that need no key: the connection warm-up probe and the WebSocket refusal. */
@@ -13,8 +15,10 @@ const OPEN_ROUTES = new Set(['probe', 'responses_websocket']);
 const UPSTREAM_ROUTES = new Set(['messages', 'count_tokens', 'responses', 'responses_input_tokens', 'responses_compact']);
 
 /**
- * Resolves the caller's issued key. A refused key's 401 says why (auth/key-refusal.ts), telling
- * nothing about which keys exist to a caller who holds none.
+ * Resolves who the caller is: an issued key (`gwk_`), or a signed-in session's access token
+ * (`gwt_`, through the identity room's door). A refused key's 401 says why (auth/key-refusal.ts),
+ * telling nothing about which keys exist to a caller who holds none; every one carries
+ * `x-should-retry: false`, so Claude Code asks for a new sign-in at once instead of retrying.
  */
 export function authenticate(deps: GatewayDeps, cache: KeyCache): GatewayMiddleware {
   const lastTouched = new Map<string, number>();
@@ -23,15 +27,16 @@ export function authenticate(deps: GatewayDeps, cache: KeyCache): GatewayMiddlew
   return {
     async before(request) {
       const state = stateOf(request.context);
-      if (OPEN_ROUTES.has(state.route?.name ?? '')) return;
-      const presented = presentedCredential(request.event.headers);
-      if ('problem' in presented) throw keyRefusal(presented.problem);
-      const { key } = presented;
-      const hash = hashApiKey(key);
-      // The upstream credentials (a Secrets Manager read when not cached) are fetched while the key
-      // is looked up, not after: on a cold start the two reads overlap. Only for a key of our
-      // format on a route that reaches an upstream, so scanners and model lists read nothing.
-      if (UPSTREAM_ROUTES.has(state.route?.name ?? '')) void deps.credentials.prefetch();
+      const route = state.route;
+      if (OPEN_ROUTES.has(route?.name ?? '') || (route?.identity !== undefined && !route.identity.bearer)) return;
+      const credential = presentedCredential(request.event.headers);
+      if (credential === undefined) throw keyRefusal(missingCredential(request.event.headers));
+      // The upstream credentials (a Secrets Manager read when not cached) are fetched while the
+      // caller is looked up, not after: on a cold start the two reads overlap. Only for a
+      // credential of our format on a route that reaches an upstream, so scanners and model lists read nothing.
+      if (UPSTREAM_ROUTES.has(route?.name ?? '')) void deps.credentials.prefetch();
+      if (credential.kind === 'session') return signedIn(state, credential.value, deps);
+      const hash = hashApiKey(credential.value);
       let record: KeyRecord | undefined;
       try {
         record = await cache.get(hash, load);
@@ -46,6 +51,8 @@ export function authenticate(deps: GatewayDeps, cache: KeyCache): GatewayMiddlew
       if (!record) throw keyRefusal('unknown');
       if (record.revoked || (record.expiresAt !== undefined && record.expiresAt * 1000 <= Date.now())) throw keyRefusal(record.revoked ? 'revoked' : 'expired', record);
       state.key = record;
+      state.principal = { kind: 'key', key: record };
+      if (record.owner !== undefined) state.principal.person = await ownerOf(record.owner, deps);
       // Bounded-rate usage stamp: once per interval per instance, and the table's condition
       // keeps it to once per interval across instances. Written after the response: on a cold
       // start its signing and write would otherwise delay the first answer.
@@ -56,4 +63,27 @@ export function authenticate(deps: GatewayDeps, cache: KeyCache): GatewayMiddlew
       }
     },
   };
+}
+
+async function signedIn(state: RequestState, token: string, deps: GatewayDeps): Promise<void> {
+  // A sign-in token where sign-in is not configured: this gateway did not issue it.
+  if (!deps.identity) throw keyRefusal('unknown');
+  let principal;
+  try {
+    principal = await deps.identity.principal(token);
+  } catch (error) {
+    throw new GatewayError('internal', 'The sign-in store could not be read; try again.', { cause: error });
+  }
+  if (!principal) throw new GatewayError('authentication', 'Your sign-in has expired or was revoked: sign in again (Claude Code: /login).');
+  state.principal = principal;
+}
+
+/** A key tied to a person acts for them, with their groups as of their last sign-in. */
+async function ownerOf(sub: string, deps: GatewayDeps): Promise<Person> {
+  if (!deps.identity) return { sub, groups: [] };
+  try {
+    return (await deps.identity.person(sub)) ?? { sub, groups: [] };
+  } catch (error) {
+    throw new GatewayError('internal', 'The sign-in store could not be read; try again.', { cause: error });
+  }
 }

@@ -1,5 +1,7 @@
 import { toGatewayError } from '../errors.ts';
 import { errorBody } from '../formats/error-body.ts';
+import { oauthGatewayErrorBody } from '../formats/oauth/errors.ts';
+import { speaksOAuth } from '../routes.ts';
 import type { RequestState } from '../request-state.ts';
 import type { GatewayMiddleware } from './types.ts';
 import { identify } from '../handlers/dispatch.ts';
@@ -20,7 +22,9 @@ export function errorResponse(): GatewayMiddleware {
       state.outcome = state.abandon?.aborted ? String(state.abandon.reason) : error.kind;
       // A refused key may say why for the operator (a malformed key item); the client never sees it.
       if ((error.status >= 500 || error.kind === 'authentication') && error.cause instanceof Error) state.cause = error.cause.message;
-      return identify(state, { statusCode: error.status, headers: { 'content-type': 'application/json', ...error.headers }, body: errorBody(state.family, error, state.id) });
+      // The sign-in endpoints' clients read OAuth error bodies, whatever refused them.
+      const body = speaksOAuth(request.event?.rawPath ?? '') ? oauthGatewayErrorBody(error) : errorBody(state.family, error, state.id);
+      return identify(state, { statusCode: error.status, headers: { 'content-type': 'application/json', ...error.headers }, body });
     },
   };
 }

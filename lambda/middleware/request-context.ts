@@ -13,7 +13,7 @@ const NO_DEADLINE_MS = 15 * 60_000;
  * Opens the request: its id, its deadline, its route. Runs first so that every later error
  * knows which format to answer in.
  */
-export function requestContext(settings: Settings): GatewayMiddleware {
+export function requestContext(settings: Settings, options: { identity?: boolean } = {}): GatewayMiddleware {
   return {
     before(request) {
       // Lambda must not wait for stray timers or keep-alive sockets after the stream ends;
@@ -27,13 +27,13 @@ export function requestContext(settings: Settings): GatewayMiddleware {
       if (context.abandon !== undefined) state.abandon = context.abandon;
       context.gateway = state;
       if (context.refusal !== undefined) {
-        state.route = routeIfAny(event.requestContext.http.method, event.rawPath);
+        state.route = routeIfAny(event.requestContext.http.method, event.rawPath, options);
         throw context.refusal;
       }
       if (settings.originSecret !== undefined && !sameSecret(event.headers['x-origin-verify'], settings.originSecret)) {
         throw new GatewayError('permission', 'Requests must use the gateway custom domain.');
       }
-      state.route = resolveRoute(event.requestContext.http.method, event.rawPath);
+      state.route = resolveRoute(event.requestContext.http.method, event.rawPath, options);
     },
   };
 }
@@ -58,9 +58,9 @@ export function openRequestState(event: LambdaFunctionURLEvent | undefined, id: 
   };
 }
 
-function routeIfAny(method: string, rawPath: string) {
+function routeIfAny(method: string, rawPath: string, options: { identity?: boolean }) {
   try {
-    return resolveRoute(method, rawPath);
+    return resolveRoute(method, rawPath, options);
   } catch {
     return undefined;
   }

@@ -16,6 +16,8 @@ export function requestLogLine(state: RequestState, metricsNamespace?: string): 
     method: state.method,
     path: state.path,
     keyId: state.key?.id,
+    // The person (IdP subject) a signed-in session or a key tied to a person acts for.
+    sub: state.principal?.person?.sub,
     route: state.route?.name,
     model: state.model,
     upstream: state.upstream,

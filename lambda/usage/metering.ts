@@ -18,9 +18,19 @@ const MODEL_ROUTES: ReadonlySet<string | undefined> = new Set(['messages', 'resp
 /** Routes that reach an upstream on a key's behalf: the model routes and the token counts. Key limits apply to all of them. */
 const UPSTREAM_ROUTES: ReadonlySet<string | undefined> = new Set([...MODEL_ROUTES, 'count_tokens', 'responses_input_tokens']);
 
-/** Requests that reach an upstream on behalf of a key are metered. */
+/** Requests that reach an upstream on behalf of a key or a signed-in person are metered. */
 export function isMetered(state: RequestState): boolean {
-  return state.key !== undefined && state.upstream !== undefined && MODEL_ROUTES.has(state.route?.name);
+  return accountOf(state) !== undefined && state.upstream !== undefined && MODEL_ROUTES.has(state.route?.name);
+}
+
+/**
+ * The usage-table account a request is charged to: its key, else the signed-in person
+ * (`person#<sub>`, docs/sign-in.md). Undefined for requests that act for nobody.
+ */
+export function accountOf(state: RequestState): string | undefined {
+  if (state.key) return state.key.id;
+  const sub = state.principal?.kind === 'session' ? state.principal.person?.sub : undefined;
+  return sub === undefined ? undefined : `person#${sub}`;
 }
 
 /** The routes that cost tokens: budgets are charged by them, and their output ceiling is clamped. */

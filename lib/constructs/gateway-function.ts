@@ -43,6 +43,7 @@ export const HANDLER_BUNDLING = {
 /** Optional tuning setting -> the environment variable lambda/config/settings.ts reads. */
 export const TUNING_ENVIRONMENT = {
   keyCacheSeconds: 'GATEWAY_KEY_CACHE_SECONDS',
+  sessionCacheSeconds: 'GATEWAY_SESSION_CACHE_SECONDS',
   maxBodyBytes: 'GATEWAY_MAX_BODY_BYTES',
   firstByteTimeoutMs: 'GATEWAY_FIRST_BYTE_TIMEOUT_MS',
   deadlineMarginMs: 'GATEWAY_DEADLINE_MARGIN_MS',

@@ -1,5 +1,5 @@
 import { GatewayError } from '../../lambda/errors.ts';
-import { familyOfPath, resolveRoute } from '../../lambda/routes.ts';
+import { familyOfPath, FORM_BODY_BYTES, resolveRoute, speaksOAuth } from '../../lambda/routes.ts';
 
 describe('resolveRoute', () => {
   test.each([
@@ -101,5 +101,44 @@ describe('resolveRoute', () => {
       error = caught as GatewayError;
     }
     expect(error).toMatchObject({ status: 405, headers: { allow: 'POST', 'x-should-retry': 'false' } });
+  });
+});
+
+describe('sign-in routes', () => {
+  const identity = { identity: true };
+
+  test.each([
+    ['GET', '/.well-known/oauth-authorization-server', 'metadata'],
+    ['GET', '/.well-known/oauth-authorization-server/first', 'metadata'],
+    ['GET', '/first/.well-known/oauth-authorization-server', 'metadata'],
+    ['GET', '//first//.well-known/oauth-authorization-server/', 'metadata'],
+    ['POST', '/oauth/device_authorization', 'device_authorization'],
+    ['POST', '/first/oauth/device_authorization', 'device_authorization'],
+    ['POST', '/oauth/token', 'token'],
+    ['POST', '/first/oauth/token', 'token'],
+    ['POST', '/oauth/revoke', 'revoke'],
+    ['GET', '/device', 'device'],
+    ['POST', '/device', 'device'],
+    ['GET', '/oauth/callback', 'callback'],
+  ])('%s %s -> identity %s, open, with the form allowance', (method, path, endpoint) => {
+    const route = resolveRoute(method, path, identity);
+    expect(route).toMatchObject({ name: 'identity', identity: { endpoint, bearer: false }, maxBodyBytes: FORM_BODY_BYTES });
+  });
+
+  test('only when sign-in is configured; model routes are unchanged either way', () => {
+    expect(() => resolveRoute('POST', '/oauth/token')).toThrow(expect.objectContaining({ status: 404 }));
+    expect(() => resolveRoute('GET', '/first/.well-known/oauth-authorization-server')).toThrow(expect.objectContaining({ status: 404 }));
+    expect(resolveRoute('POST', '/first/v1/messages', identity).name).toBe('messages');
+  });
+
+  test('a wrong method is a 405 naming the allowed ones; dot segments stay refused', () => {
+    expect(() => resolveRoute('GET', '/oauth/token', identity)).toThrow(expect.objectContaining({ status: 405, headers: expect.objectContaining({ allow: 'POST' }) }));
+    expect(() => resolveRoute('POST', '/oauth/callback', identity)).toThrow(expect.objectContaining({ status: 405 }));
+    expect(() => resolveRoute('POST', '/first/../oauth/token', identity)).toThrow(expect.objectContaining({ status: 404 }));
+  });
+
+  test('the OAuth endpoints\' refusals are OAuth errors; pages and model routes are not', () => {
+    for (const path of ['/oauth/token', '/oauth/token/', '//oauth/revoke', '/first/oauth/device_authorization', '/.well-known/oauth-authorization-server']) expect(speaksOAuth(path)).toBe(true);
+    for (const path of ['/device', '/oauth/callback', '/first/v1/messages', '/oauth', '/oauth/tokens']) expect(speaksOAuth(path)).toBe(false);
   });
 });

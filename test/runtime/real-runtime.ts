@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { DynamoKeyStore } from '../../lambda/auth/key-store.ts';
 import type { KeyRecord } from '../../lambda/auth/key-table.ts';
-import { ensureKeyTable, ensureUsageTable, localDynamo, startEmbeddedStore } from '../../bin/local/embedded-store.ts';
+import { ensureIdentityTable, ensureKeyTable, ensureUsageTable, localDynamo, startEmbeddedStore } from '../../bin/local/embedded-store.ts';
 import { builtRicEntry } from './build-ric.ts';
 import { startFunctionUrlFront } from './function-url-front.ts';
 import { startLambdaEnvironment, type LambdaEnvironment, type LambdaEnvironmentOptions } from './lambda-environment.ts';
@@ -51,9 +51,10 @@ export async function startRealRuntime(options: RealRuntimeOptions): Promise<Rea
   const ricEntry = requireRic();
   const store = await startEmbeddedStore(undefined);
   const dynamo = localDynamo(store.endpoint);
-  const tables = { keys: 'gateway-keys', usage: 'gateway-usage' };
+  const tables = { keys: 'gateway-keys', usage: 'gateway-usage', identity: 'gateway-identity' };
   await ensureKeyTable(dynamo, tables.keys);
   await ensureUsageTable(dynamo, tables.usage);
+  await ensureIdentityTable(dynamo, tables.identity);
   const taskRoot = options.taskRoot ?? (await buildProductionBundle());
   const lambda = await startLambdaEnvironment({
     ricEntry,
@@ -67,6 +68,8 @@ export async function startRealRuntime(options: RealRuntimeOptions): Promise<Rea
       GATEWAY_CONFIG_JSON: JSON.stringify(options.routing),
       GATEWAY_KEYS_TABLE: tables.keys,
       GATEWAY_USAGE_TABLE: tables.usage,
+      // Read only when the routing config has `identity`.
+      GATEWAY_IDENTITY_TABLE: tables.identity,
       AWS_ACCESS_KEY_ID: FUNCTION_ROLE_CREDENTIALS.accessKeyId,
       AWS_SECRET_ACCESS_KEY: FUNCTION_ROLE_CREDENTIALS.secretAccessKey,
       AWS_SESSION_TOKEN: 'test-session-token',

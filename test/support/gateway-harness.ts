@@ -9,7 +9,9 @@ import type { GatewayDeps } from '../../lambda/deps.ts';
 import { EnvCredentials, type CredentialSource } from '../../lambda/upstream/credentials.ts';
 import { nodeHttpFetch } from '../../lambda/upstream/node-http-fetch.ts';
 import { UpstreamHealth, type HealthOptions } from '../../lambda/upstream/upstream-health.ts';
-import { ensureKeyTable, ensureUsageTable, localDynamo, startEmbeddedStore, type EmbeddedStore } from '../../bin/local/embedded-store.ts';
+import { ensureIdentityTable, ensureKeyTable, ensureUsageTable, localDynamo, startEmbeddedStore, type EmbeddedStore } from '../../bin/local/embedded-store.ts';
+import { createIdentityDoor, type IdentityDoor } from '../../lambda/identity/index.ts';
+import { newTokenKey, type IdentitySecret } from '../../lambda/identity/secrets.ts';
 import { DynamoUsageStore } from '../../lambda/usage/usage-store.ts';
 import { UsageRecorder } from '../../lambda/usage/usage-recorder.ts';
 import { createPriceBook } from '../../lambda/usage/prices.ts';
@@ -29,6 +31,8 @@ export interface HarnessOptions {
   shareStoreWith?: Harness;
   /** The local server's limits and timeouts (bin/local/function-url-server.ts). */
   server?: Partial<Omit<FunctionUrlServerOptions, 'maxBodyBytes' | 'functionTimeoutMs'>>;
+  /** With a config that has `identity`: the IdP client secret, and a clock for the sign-in room. */
+  identity?: { clientSecret?: string; now?: () => number };
 }
 
 export interface Harness {
@@ -40,7 +44,9 @@ export interface Harness {
   /** Log lines the gateway wrote, parsed. */
   logs: Record<string, unknown>[];
   rawLogs: string[];
-  storeInfo: { endpoint: string; keyTable: string; usageTable: string };
+  storeInfo: { endpoint: string; keyTable: string; usageTable: string; identityTable: string; identitySecret: IdentitySecret };
+  /** The sign-in room, when the config has `identity`. */
+  identity: IdentityDoor | undefined;
   server: FunctionUrlServer;
   issueKey(request?: Partial<KeyRequest>): Promise<{ key: string; id: string }>;
   close(): Promise<void>;
@@ -53,11 +59,19 @@ export interface Harness {
 export async function startGateway(options: HarnessOptions): Promise<Harness> {
   const shared = options.shareStoreWith?.storeInfo;
   const embedded: EmbeddedStore | undefined = shared ? undefined : await startEmbeddedStore(undefined);
-  const storeInfo = shared ?? { endpoint: (embedded as EmbeddedStore).endpoint, keyTable: `keys-${Math.random().toString(36).slice(2)}`, usageTable: `usage-${Math.random().toString(36).slice(2)}` };
+  const name = (prefix: string) => `${prefix}-${Math.random().toString(36).slice(2)}`;
+  const storeInfo = shared ?? {
+    endpoint: (embedded as EmbeddedStore).endpoint,
+    keyTable: name('keys'),
+    usageTable: name('usage'),
+    identityTable: name('identity'),
+    identitySecret: { tokenKey: newTokenKey(), ...(options.identity?.clientSecret ? { clientSecret: options.identity.clientSecret } : {}) },
+  };
   const dynamo = localDynamo(storeInfo.endpoint);
   if (!shared) {
     await ensureKeyTable(dynamo, storeInfo.keyTable);
     await ensureUsageTable(dynamo, storeInfo.usageTable);
+    await ensureIdentityTable(dynamo, storeInfo.identityTable);
   }
   const store = new DynamoKeyStore(storeInfo.keyTable, dynamo);
   const usage = new DynamoUsageStore(storeInfo.usageTable, dynamo);
@@ -66,6 +80,23 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
   const routing = parseRoutingConfig(options.config);
   const rawLogs: string[] = [];
   const logs: Record<string, unknown>[] = [];
+  const log = (line: string) => {
+    rawLogs.push(line);
+    logs.push(JSON.parse(line));
+  };
+  const identity = routing.identity
+    ? createIdentityDoor({
+        config: routing.identity,
+        tableName: storeInfo.identityTable,
+        dynamo,
+        secret: async () => storeInfo.identitySecret,
+        // As npm start: the address the local server listens on.
+        originOf: (event) => `http://${event.requestContext.domainName}`,
+        log,
+        cacheSeconds: settings.sessionCacheSeconds,
+        ...(options.identity?.now ? { now: options.identity.now } : {}),
+      })
+    : undefined;
   const deps: GatewayDeps = {
     router: createRouter(routing),
     prices: createPriceBook(routing.prices),
@@ -74,20 +105,15 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
     health: new UpstreamHealth(options.health),
     usage: recorder,
     settings,
-    log: (line) => {
-      rawLogs.push(line);
-      logs.push(JSON.parse(line));
-    },
+    log,
     // The production upstream client, so tests exercise what deploys.
     fetch: options.fetch ?? nodeHttpFetch,
+    ...(identity ? { identity } : {}),
   };
   const handler = createGateway(deps) as unknown as StreamingHandler;
   const server = createFunctionUrlServer(handler, {
     ...options.server,
-    log: (line) => {
-      rawLogs.push(line);
-      logs.push(JSON.parse(line));
-    },
+    log,
     maxBodyBytes: deps.settings.maxBodyBytes,
     functionTimeoutMs: options.functionTimeoutMs ?? 900_000,
   });
@@ -98,6 +124,7 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
     usage,
     recorder,
     storeInfo,
+    identity,
     server,
     logs,
     rawLogs,

@@ -13,6 +13,7 @@ const ERROR_TYPE: Record<ErrorKind, string> = {
   wrong_base_url: 'invalid_request_error',
   method_not_allowed: 'invalid_request_error',
   request_timeout: 'timeout_error',
+  length_required: 'invalid_request_error',
   request_too_large: 'request_too_large',
   header_too_large: 'request_too_large',
   unsupported_media_type: 'invalid_request_error',

@@ -13,6 +13,7 @@ const ERROR_TYPE: Record<ErrorKind, [type: string, code: string | null]> = {
   wrong_base_url: ['invalid_request_error', 'wrong_base_url'],
   method_not_allowed: ['invalid_request_error', 'method_not_allowed'],
   request_timeout: ['invalid_request_error', 'request_timeout'],
+  length_required: ['invalid_request_error', 'length_required'],
   request_too_large: ['invalid_request_error', 'request_too_large'],
   header_too_large: ['invalid_request_error', 'request_header_fields_too_large'],
   unsupported_media_type: ['invalid_request_error', 'unsupported_media_type'],

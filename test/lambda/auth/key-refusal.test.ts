@@ -1,23 +1,31 @@
-import { generateApiKey } from '../../../lambda/auth/key-material.ts';
-import { keyRefusal, presentedCredential } from '../../../lambda/auth/key-refusal.ts';
+import { presentedCredential } from '../../../lambda/auth/credential.ts';
+import { generateAccessToken, generateApiKey } from '../../../lambda/auth/key-material.ts';
+import { keyRefusal, missingCredential } from '../../../lambda/auth/key-refusal.ts';
 
 const key = generateApiKey();
 
-describe('presentedCredential', () => {
+describe('what a request presents, and why it is not a credential of ours', () => {
   test.each([
-    ['a Bearer token', { authorization: `Bearer ${key}` }, { key }],
-    ['any case of "Bearer", padded', { authorization: `  bearer   ${key} ` }, { key }],
-    ['x-api-key', { 'x-api-key': key }, { key }],
-    ['our key in x-api-key beside a provider key as Bearer', { authorization: 'Bearer sk-ant-provider', 'x-api-key': key }, { key }],
-    ['our key as Bearer beside a provider key in x-api-key', { authorization: `Bearer ${key}`, 'x-api-key': 'sk-provider' }, { key }],
-    ['nothing', {}, { problem: 'missing' }],
-    ['an empty x-api-key', { 'x-api-key': ' ' }, { problem: 'missing' }],
-    ['a key without "Bearer"', { authorization: key }, { problem: 'not_bearer' }],
-    ['Basic credentials', { authorization: 'Basic dXNlcjpwYXNz' }, { problem: 'not_bearer' }],
-    ['a provider key', { authorization: 'Bearer sk-proj-abc' }, { problem: 'not_issued' }],
-    ['a key cut short, beside a provider key', { authorization: 'Bearer sk-proj-abc', 'x-api-key': key.slice(0, -1) }, { problem: 'damaged' }],
-  ])('%s', (_name, headers, expected) => {
-    expect(presentedCredential(headers)).toEqual(expected);
+    ['a Bearer token', { authorization: `Bearer ${key}` }],
+    ['any case of "Bearer"', { authorization: `bearer ${key}` }],
+    ['x-api-key', { 'x-api-key': key }],
+    ['our key in x-api-key beside a provider key as Bearer', { authorization: 'Bearer sk-ant-provider', 'x-api-key': key }],
+    ['our key as Bearer beside a provider key in x-api-key', { authorization: `Bearer ${key}`, 'x-api-key': 'sk-provider' }],
+  ])('%s: the key', (_name, headers) => {
+    expect(presentedCredential(headers)).toEqual({ kind: 'key', value: key });
+  });
+
+  test.each([
+    ['nothing', {}, 'missing'],
+    ['an empty x-api-key', { 'x-api-key': ' ' }, 'missing'],
+    ['a key without "Bearer"', { authorization: key }, 'not_bearer'],
+    ['Basic credentials', { authorization: 'Basic dXNlcjpwYXNz' }, 'not_bearer'],
+    ['a provider key', { authorization: 'Bearer sk-proj-abc' }, 'not_issued'],
+    ['a key cut short, beside a provider key', { authorization: 'Bearer sk-proj-abc', 'x-api-key': key.slice(0, -1) }, 'damaged'],
+    ['a sign-in token cut short', { authorization: `Bearer ${generateAccessToken().slice(0, 40)}` }, 'damaged'],
+  ])('%s: %s', (_name, headers, problem) => {
+    expect(presentedCredential(headers)).toBeUndefined();
+    expect(missingCredential(headers)).toBe(problem);
   });
 });
 

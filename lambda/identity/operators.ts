@@ -1,0 +1,59 @@
+import type { DynamoApi } from '../aws/dynamodb.ts';
+import { endSession } from './session-tokens.ts';
+import { AuditLog } from './store/audit.ts';
+import { PeopleStore, type PersonRecord } from './store/people.ts';
+import { isActive, SessionStore, type SessionSummary } from './store/sessions.ts';
+import { IdentityTable } from './store/table.ts';
+
+/** A person as operators see them: who, groups, when seen, their sessions. */
+export interface PersonView extends PersonRecord {
+  sessions: SessionSummary[];
+  activeSessions: number;
+}
+
+/**
+ * What operators do with people (the key CLI; the console calls the same): list who has signed
+ * in, and end a person's access at once. Reads the identity table directly, never through the
+ * request path; every change is an audit event naming the operator.
+ */
+export class IdentityOperations {
+  readonly people: PeopleStore;
+  readonly sessions: SessionStore;
+  readonly audit: AuditLog;
+
+  constructor(tableName: string, dynamo: DynamoApi, log: (line: string) => void = () => {}) {
+    const table = new IdentityTable(tableName, dynamo);
+    this.people = new PeopleStore(table);
+    this.sessions = new SessionStore(table);
+    this.audit = new AuditLog(table, log);
+  }
+
+  async list(now = Date.now()): Promise<PersonView[]> {
+    const people = await this.people.list();
+    return Promise.all(people.map((person) => this.#view(person, now)));
+  }
+
+  /** A person by sub or email; undefined when nobody by that name has signed in. */
+  async find(subOrEmail: string, now = Date.now()): Promise<PersonView | undefined> {
+    const person = await this.people.find(subOrEmail);
+    return person && this.#view(person, now);
+  }
+
+  /**
+   * Ends every session of a person at once: their access and refresh tokens stop working (on
+   * running gateway instances within their session cache's seconds). Returns the sessions ended.
+   */
+  async revokeSessions(sub: string, actor: string, via: string, now = Date.now()): Promise<string[]> {
+    const context = { sessions: this.sessions, audit: this.audit, now: () => now, forgetSession: () => {} };
+    const ended: string[] = [];
+    for (const session of await this.sessions.list(sub)) {
+      if (isActive(session, now) && (await endSession(context, session.id, 'operator', { actor, via }))) ended.push(session.id);
+    }
+    return ended;
+  }
+
+  async #view(person: PersonRecord, now: number): Promise<PersonView> {
+    const sessions = await this.sessions.list(person.sub);
+    return { ...person, sessions, activeSessions: sessions.filter((session) => isActive(session, now)).length };
+  }
+}

@@ -1,0 +1,43 @@
+import { existsSync } from 'node:fs';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+
+/** Debian's Chromium (`apt-get install chromium`; CI installs it when missing, .ci/run). */
+export const CHROMIUM = '/usr/bin/chromium';
+
+export interface TestBrowser {
+  browser: Browser;
+  /** A fresh context (cookies of its own), its first page, and what went wrong in it. */
+  newPage(): Promise<{ context: BrowserContext; page: Page; problems: string[] }>;
+  close(): Promise<void>;
+}
+
+/**
+ * A real browser for page tests: headless Chromium driven by playwright-core, on loopback only
+ * (no background networking, no component updates, no sync), with a fresh profile (playwright
+ * launches every browser with a new temporary user-data directory). `problems`
+ * collects page errors and Content-Security-Policy violations, which the tests expect to be none.
+ */
+export async function launchBrowser(): Promise<TestBrowser> {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  return {
+    browser,
+    async newPage() {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      const problems: string[] = [];
+      page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+      page.on('console', (message) => {
+        if (/Content Security Policy|Refused to/i.test(message.text())) problems.push(`console: ${message.text()}`);
+      });
+      return { context, page, problems };
+    },
+    async close() {
+      await browser.close();
+    },
+  };
+}

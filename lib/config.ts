@@ -99,7 +99,7 @@ const GatewayContextSchema = z
      * 512 MB: a stream holds the function for the model's whole answer, so duration is billed by
      * memory for every second of it; at 512 MB a warm request costs the same 2-3 ms of gateway
      * time as at 1,024 MB (its CPU fits in one scheduling period's share) for half the price, and
-     * a cold start stays near a third of a second (npm run bench; README, "Memory size").
+     * a cold start stays near a third of a second (npm run bench; docs/deployment.md, "Memory size").
      */
     memoryMb: z.int().min(128).max(10_240).default(512),
     /**
@@ -159,7 +159,7 @@ export class GatewayConfigError extends Error {
  */
 export function parseGatewayConfig(raw: unknown, projectRoot = process.cwd()): GatewayConfig {
   if (raw === undefined) {
-    throw new GatewayConfigError(`cdk.json has no "${CONTEXT_KEY}" context; see docs/deploy.md for its fields.`);
+    throw new GatewayConfigError(`cdk.json has no "${CONTEXT_KEY}" context; see docs/configuration.md for its fields.`);
   }
   const parsed = GatewayContextSchema.safeParse(raw);
   if (!parsed.success) {

@@ -34,7 +34,7 @@ export function noRoute(router: Router, state: RequestState, model: string): Gat
 
 /**
  * Anthropic's model list shape. Claude Code's gateway model discovery keeps only ids containing
- * `claude` or `anthropic`; name routes accordingly (see README, "Routing config").
+ * `claude` or `anthropic`; name routes accordingly (see docs/routing.md, "The routing config").
  */
 export function listMessagesModels(router: Router, state: RequestState): HandlerResponse {
   const data = visibleModels(router, state).map((id) => ({ type: 'model', id, display_name: id, created_at: LISTED_AT }));

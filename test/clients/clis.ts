@@ -103,7 +103,7 @@ export function runProcess(command: string, args: string[], options: RunOptions)
 
 // ------------------------------------------------------------------------------ Claude Code
 
-/** Claude Code's environment for the suite: offline, no telemetry, no update checks, fresh HOME (README, Conformance). */
+/** Claude Code's environment for the suite: offline, no telemetry, no update checks, fresh HOME (docs/testing.md, the real clients). */
 export function claudeEnv(setupEnv: Record<string, string>, home: string, extra: Record<string, string | undefined> = {}): Record<string, string> {
   const env: Record<string, string | undefined> = {
     PATH: '/usr/local/bin:/usr/bin:/bin',

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { tempDir } from '../support/processes.ts';
-import { runProcess } from './clis.ts';
+import { claudeEnv, runProcess } from './clis.ts';
 import { assertIsolated } from './isolation.ts';
 
 /**
@@ -70,9 +70,8 @@ test('the README quick start works as written: both CLIs answer, with tool calls
 
   const root = tempDir('gateway-readme-');
   const dataDir = join(root, 'data');
-  // `npm start`, as the first block says (on a free port: the README's 8787 may be taken here).
-  const npm = join(dirname(process.execPath), 'npm');
-  const gateway = spawn(npm, ['start'], { cwd: ROOT, env: { ...process.env, PORT: '0', GATEWAY_DATA_DIR: dataDir, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '', GATEWAY_CONFIG: '' }, detached: true });
+  // `npm start`, as the first block says, with the npm on PATH (on a free port: the README's 8787 may be taken here).
+  const gateway = spawn('npm', ['start'], { cwd: ROOT, env: { ...process.env, PORT: '0', GATEWAY_DATA_DIR: dataDir, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '', GATEWAY_CONFIG: '' }, detached: true });
   let output = '';
   gateway.stdout.on('data', (chunk) => (output += chunk));
   gateway.stderr.on('data', (chunk) => (output += chunk));
@@ -102,16 +101,8 @@ test('the README quick start works as written: both CLIs answer, with tool calls
     const run = await runProcess('bash', ['-c', script], {
       cwd: work,
       timeoutMs: 240_000,
-      env: {
-        PATH: `${join(ROOT, 'node_modules', '.bin')}:${dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`,
-        HOME: home,
-        TERM: 'dumb',
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-        DISABLE_TELEMETRY: '1',
-        DISABLE_ERROR_REPORTING: '1',
-        DISABLE_AUTOUPDATER: '1',
-        CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL: '1',
-      },
+      // Claude Code's phone-home switches as in every other cell; `claude` and `codex` are the pinned ones.
+      env: claudeEnv({}, home, { PATH: `${join(ROOT, 'node_modules', '.bin')}:${dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin` }),
     });
     if (run.code !== 0) throw new Error(`the README's commands failed (exit ${run.code ?? run.signal}${run.timedOut ? ', timed out' : ''}):\n${run.stdout.slice(-4000)}\n${run.stderr.slice(-2000)}`);
 
@@ -131,3 +122,14 @@ test('the README quick start works as written: both CLIs answer, with tool calls
     await new Promise((resolve) => (gateway.exitCode !== null ? resolve(undefined) : gateway.once('exit', resolve)));
   }
 }, 300_000);
+
+test('a "# → text" line fails unless the command prints the text; here-documents are left as written', async () => {
+  const run = (block: string) => runProcess('bash', ['-c', `set -e\n${checkedScript(block)}`], { cwd: tempDir('gateway-readme-check-'), env: { PATH: '/usr/bin:/bin' }, timeoutMs: 10_000 });
+  const heredoc = "cat > out.txt <<'EOF'\nnot a check   # → never printed\nEOF\ncat out.txt   # → not a check";
+  expect((await run(`echo 'hello there'   # → hello\n${heredoc}`)).code).toBe(0);
+  const failed = await run("echo 'hello there'   # → goodbye\necho after");
+  expect(failed.code).not.toBe(0);
+  expect(failed.stdout).toContain("README check failed: echo 'hello there' did not print goodbye");
+  expect(failed.stdout).not.toContain('after');
+  expect((await run('false   # → anything')).stdout).toContain('README command failed: false');
+});

@@ -79,21 +79,18 @@ export function chooseTool(conversation: Conversation): ToolCall | undefined {
     const tool = forcedTool === '*' ? tools[0] : tools.find((candidate) => candidate.name === forcedTool || qualified(candidate) === forcedTool);
     if (tool) return callOf(tool, undefined);
   }
-  const named = tools
-    .map((tool) => ({ tool, at: firstMention(text, [tool.name, qualified(tool), dotted(tool)]) }))
-    .filter((entry) => entry.at !== undefined)
-    .sort((a, b) => (a.at as number) - (b.at as number))[0];
-  if (named) return callOf(named.tool, argumentsAfter(text, named.at as number));
+  const named = firstNamed(text, tools, (tool) => [tool.name, qualified(tool), dotted(tool)]);
+  if (named) return callOf(named.item, argumentsAfter(text, named.at));
   // Through a translator the freeform tool is a function taking {"input": string} named functions__exec.
   const exec = tools.find((tool) => typeof tool.description === 'string' && (tool.name === 'exec' || tool.name.endsWith('__exec')) && (tool.custom || takesOneString(tool.schema)));
   if (!exec) return undefined;
   const nested = [...(exec.description as string).matchAll(/^### `([A-Za-z0-9_]+)`/gm)].map((match) => match[1] as string);
-  const inner = nested.map((name) => ({ name, at: firstMention(text, [name]) })).filter((entry) => entry.at !== undefined).sort((a, b) => (a.at as number) - (b.at as number))[0];
+  const inner = firstNamed(text, nested, (name) => [name]);
   if (!inner) return undefined;
   // Nested tools take an object or a string (apply_patch takes the patch).
-  const args = argumentsAfter(text, inner.at as number);
+  const args = argumentsAfter(text, inner.at);
   const argument = args === undefined ? '{}' : JSON.stringify(jsonObject(args) ?? args);
-  const script = `const result = await tools.${inner.name}(${argument});\ntext(result && result.output !== undefined ? result.output : result);`;
+  const script = `const result = await tools.${inner.item}(${argument});\ntext(result && result.output !== undefined ? result.output : result);`;
   return { name: exec.name, ...(exec.namespace ? { namespace: exec.namespace } : {}), input: exec.custom ? script : { input: script }, custom: exec.custom };
 }
 
@@ -122,14 +119,16 @@ function qualified(tool: OfferedTool): string {
   return tool.namespace ? `${tool.namespace}__${tool.name}` : tool.name;
 }
 
-/** Where the text first names any of `names` (as a whole word), or undefined. */
-function firstMention(text: string, names: (string | undefined | '')[]): number | undefined {
-  let first: number | undefined;
-  for (const name of names) {
-    if (!name) continue;
-    const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    const at = new RegExp(`(^|[^A-Za-z0-9_.])${escaped}($|[^A-Za-z0-9_])`).exec(text);
-    if (at && (first === undefined || at.index < first)) first = at.index;
+/** Of `items`, the one the text names first (as a whole word, by any of its names), and where. */
+function firstNamed<T>(text: string, items: readonly T[], namesOf: (item: T) => (string | undefined)[]): { item: T; at: number } | undefined {
+  let first: { item: T; at: number } | undefined;
+  for (const item of items) {
+    for (const name of namesOf(item)) {
+      if (!name) continue;
+      const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      const at = new RegExp(`(^|[^A-Za-z0-9_.])${escaped}($|[^A-Za-z0-9_])`).exec(text)?.index;
+      if (at !== undefined && (first === undefined || at < first.at)) first = { item, at };
+    }
   }
   return first;
 }

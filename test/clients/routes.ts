@@ -164,6 +164,6 @@ export function routingConfig(stubUrls: Record<StubName, string>): unknown {
 
 /** Every concrete model id the config lists that Claude Code's discovery keeps: those containing claude or anthropic. */
 export function listedClaudeModels(): string[] {
-  const ids = [...CLAUDE_ROUTES, ...CODEX_ROUTES].flatMap((route) => [route.model, route.smallModel, route.alias?.model]);
+  const ids = [...CLAUDE_ROUTES, ...CODEX_ROUTES].flatMap((route) => [route.model, route.smallModel, route.alias?.model, route.lite]);
   return [...ids, ...Object.values(FALLBACK_ROUTES).map((route) => route.model)].filter((id): id is string => id !== undefined && /claude|anthropic/i.test(id));
 }

@@ -36,7 +36,7 @@ export function clientSetup(baseUrl: string, key: string): ClientSetup {
   const base = baseUrl.replace(/\/+$/, '');
   const claudeEnv = { ANTHROPIC_BASE_URL: `${base}/first`, ANTHROPIC_AUTH_TOKEN: key };
   return {
-    claudeCode: { env: claudeEnv, settingsPath: '~/.claude/gateway.json', settingsJson: `${JSON.stringify({ env: claudeEnv }, null, 2)}\n` },
+    claudeCode: { env: claudeEnv, settingsPath: '~/.claude/gateway.json', settingsJson: `${JSON.stringify({ env: claudeEnv })}\n` },
     codex: {
       profile: CODEX_PROFILE,
       profilePath: `~/.codex/${CODEX_PROFILE}.config.toml`,
@@ -59,8 +59,10 @@ export function clientSetup(baseUrl: string, key: string): ClientSetup {
 }
 
 /**
- * The setup as shell commands, flush left so that each here-document's closing EOF works when
- * pasted. The settings file holds the key, so it is written readable by its owner only.
+ * The setup as shell commands, flush left so that the here-document's closing EOF works when
+ * pasted. The settings file holds the key, so it is written readable by its owner only; its one
+ * line of JSON is printed as a printf argument, since npm start's output lines that start with
+ * `{` are its JSON log lines.
  */
 export function setupText(baseUrl: string, key: string): string {
   const setup = clientSetup(baseUrl, key);
@@ -71,9 +73,7 @@ export function setupText(baseUrl: string, key: string): string {
     ...exports(setup.claudeCode.env),
     'claude',
     `# ... or for good, in a settings file of its own (your ~/.claude/settings.json is left alone):`,
-    `(umask 077 && mkdir -p ${dir(setup.claudeCode.settingsPath)} && cat > ${setup.claudeCode.settingsPath}) <<'EOF'`,
-    setup.claudeCode.settingsJson.trimEnd(),
-    'EOF',
+    `(umask 077 && mkdir -p ${dir(setup.claudeCode.settingsPath)} && printf '%s\\n' '${setup.claudeCode.settingsJson.trimEnd()}' > ${setup.claudeCode.settingsPath})`,
     `claude --settings ${setup.claudeCode.settingsPath}`,
     '',
     `# Codex CLI, with a profile file of its own (your ~/.codex/config.toml is left alone):`,

@@ -10,6 +10,7 @@ import { EnvCredentials, SecretsManagerCredentials } from './upstream/credential
 import { nodeHttpFetch } from './upstream/node-http-fetch.ts';
 import { UpstreamHealth } from './upstream/upstream-health.ts';
 import { createPriceBook } from './usage/prices.ts';
+import { DynamoStatsStore } from './usage/stats-store.ts';
 import { UsageRecorder } from './usage/usage-recorder.ts';
 import { DynamoUsageStore } from './usage/usage-store.ts';
 
@@ -20,6 +21,8 @@ import { DynamoUsageStore } from './usage/usage-store.ts';
  * - GATEWAY_KEYS_TABLE: the key table name (required)
  * - GATEWAY_USAGE_TABLE: the usage table name; without it nothing is metered and key limits
  *   other than the output-token ceiling are not enforced
+ * - GATEWAY_STATS_TABLE: the stats table name (usage rollups for the console and group pools);
+ *   without it nothing is rolled up
  * - GATEWAY_UPSTREAM_SECRET: Secrets Manager id of the upstream keys; without it, keys come
  *   from the environment variables the upstreams name (local runs)
  * - GATEWAY_LOCAL_STORE_ENDPOINT: npm start's embedded store; the tables are read there with
@@ -58,6 +61,7 @@ if (localStore) await usageStore?.forgetLeases();
 const usage = usageStore
   ? new UsageRecorder(usageStore, {
       flushMs: settings.usageFlushMs,
+      ...(env.GATEWAY_STATS_TABLE ? { stats: new DynamoStatsStore(env.GATEWAY_STATS_TABLE, dynamo) } : {}),
       onWriteError: (error, items) => log(JSON.stringify({ level: 'error', msg: 'usage write failed; kept for the next flush', items, cause: error instanceof Error ? error.message : String(error) })),
     })
   : undefined;

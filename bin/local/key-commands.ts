@@ -2,7 +2,7 @@ import type { DynamoKeyStore } from '../../lambda/auth/key-store.ts';
 import { mintKey } from '../../lambda/auth/issue-key.ts';
 import type { KeyLimits, KeyRecord } from '../../lambda/auth/key-table.ts';
 import { formatUsd, microToUsd } from '../../lambda/usage/cost.ts';
-import { COUNTERS } from '../../lambda/usage/usage-table.ts';
+import { COUNTERS, isPersonAccount } from '../../lambda/usage/usage-table.ts';
 import { totalTokens, type DayUsage, type DynamoUsageStore, type UsageTotals } from '../../lambda/usage/usage-store.ts';
 import { clientSetup, setupText } from './setup-text.ts';
 import { UsageError } from './key-options.ts';
@@ -68,6 +68,7 @@ async function keysOf(store: DynamoKeyStore, id: string | undefined, command: st
 }
 
 /**
+/**
  * The identity's keys, refusing to build on a malformed one: its settings cannot be read, so
  * copying or merging them (a rotation, an update of one limit) could drop a restriction.
  */
@@ -78,10 +79,13 @@ async function wellFormedKeysOf(store: DynamoKeyStore, id: string | undefined, c
   return records;
 }
 
-/** Revokes every key of the identity (the current one and any still in a rotation overlap). */
-export async function revokeKey(store: DynamoKeyStore, id: string | undefined, out: Output): Promise<void> {
+/**
+ * Revokes every key of the identity (the current one and any still in a rotation overlap), and
+ * says when that reaches the gateway: a gateway trusts a key it looked up for its key-cache time.
+ */
+export async function revokeKey(store: DynamoKeyStore, id: string | undefined, out: Output, takesEffect: { seconds: number; text: string }): Promise<void> {
   for (const record of await keysOf(store, id, 'revoke')) await store.revoke(record.keyHash);
-  out.print(out.json ? JSON.stringify({ id, revoked: true }) : `Revoked ${id}.`);
+  out.print(out.json ? JSON.stringify({ id, revoked: true, effectiveWithinSeconds: takesEffect.seconds }) : `Revoked ${id}. ${takesEffect.text}`);
 }
 
 export interface KeyChanges {
@@ -171,7 +175,8 @@ export async function keyUsage(store: DynamoKeyStore, usage: DynamoUsageStore, i
 export async function usageSummary(store: DynamoKeyStore, usage: DynamoUsageStore, since: string, out: Output): Promise<void> {
   const names = new Map((await store.list()).map((record) => [record.id, record.name]));
   const perKey = new Map<string, UsageTotals>();
-  for (const day of await usage.allDays(since)) perKey.set(day.keyId, add(perKey.get(day.keyId) ?? { ...ZERO }, day as DayUsage));
+  // People's accounts (person#<sub>) add up the same spend again: only keys are listed here.
+  for (const day of await usage.allDays(since)) if (!isPersonAccount(day.keyId)) perKey.set(day.keyId, add(perKey.get(day.keyId) ?? { ...ZERO }, day as DayUsage));
   const rows = [...perKey].sort(([a], [b]) => a.localeCompare(b)).map(([id, totals]) => ({ id, name: names.get(id) ?? '(deleted)', ...withDollars(totals), totalTokens: totalTokens(totals) }));
   if (out.json) return out.print(JSON.stringify({ since, keys: rows }));
   out.print(`Usage of all keys since ${since}:\n${HEADER}`);

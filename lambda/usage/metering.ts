@@ -18,14 +18,15 @@ const MODEL_ROUTES: ReadonlySet<string | undefined> = new Set(['messages', 'resp
 /** Routes that reach an upstream on a key's behalf: the model routes and the token counts. Key limits apply to all of them. */
 const UPSTREAM_ROUTES: ReadonlySet<string | undefined> = new Set([...MODEL_ROUTES, 'count_tokens', 'responses_input_tokens']);
 
-/** Requests that reach an upstream on behalf of a key or a signed-in person are metered. */
+/** Requests that reach an upstream on behalf of a key or a person (signed in, or a key's owner) are metered. */
 export function isMetered(state: RequestState): boolean {
-  return accountOf(state) !== undefined && state.upstream !== undefined && MODEL_ROUTES.has(state.route?.name);
+  return (state.key !== undefined || state.principal?.person !== undefined) && state.upstream !== undefined && MODEL_ROUTES.has(state.route?.name);
 }
 
 /**
- * The usage-table account a request is charged to: its key, else the signed-in person
- * (`person#<sub>`, docs/sign-in.md). Undefined for requests that act for nobody.
+ * The account a request acts for first: its key, else the signed-in person (`person#<sub>`,
+ * docs/sign-in.md); undefined for requests that act for nobody. (Usage is charged to every
+ * account of the request, the key's and its person's: UsageRecorder, accountsOf.)
  */
 export function accountOf(state: RequestState): string | undefined {
   if (state.key) return state.key.id;

@@ -1,9 +1,11 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { localDynamo, LOCAL_STATS_TABLE } from '../../bin/local/embedded-store.ts';
+import { Rollups } from '../../lambda/usage/rollups.ts';
 import { startBedrockFake, textEvents } from '../support/bedrock-fake.ts';
-import { eventually, runKeys, startDevServer, tempDir } from '../support/processes.ts';
+import { eventually, firstKey, runKeys, startDevServer, tempDir } from '../support/processes.ts';
 
 /**
  * `npm start` end to end: a fresh data directory, no network, no AWS account; the first start
@@ -18,9 +20,13 @@ describe('npm start', () => {
     try {
       const output = server.output();
       expect(output).toContain('every model is answered by the built-in simulator');
-      const key = /\n {2}(gwk_\S+)\n/.exec(output)?.[1] as string;
-      expect(output).toContain(`export ANTHROPIC_BASE_URL=${server.url}/first`);
-      expect(output).toContain(`base_url = "${server.url}/second/v1"`);
+      // Its output is a log here (a pipe): the key and its setup are in a file only this user reads.
+      expect(output).not.toContain('gwk_');
+      const key = firstKey(output);
+      const keyFile = join(dataDir, 'first-key.txt');
+      expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+      expect(readFileSync(keyFile, 'utf8')).toContain(`export ANTHROPIC_BASE_URL=${server.url}/first`);
+      expect(readFileSync(keyFile, 'utf8')).toContain(`base_url = "${server.url}/second/v1"`);
 
       const anthropic = new Anthropic({ baseURL: `${server.url}/first`, apiKey: key, maxRetries: 0 });
       const message = await anthropic.messages.stream({ model: 'claude-sonnet-5', max_tokens: 50, messages: [{ role: 'user', content: 'Say hi' }] }).finalMessage();
@@ -63,8 +69,15 @@ describe('npm start', () => {
     try {
       expect(server.output()).toContain('3 key(s) in the store');
       expect(server.output()).not.toMatch(/gwk_/);
+      const sentAt = new Date();
       const response = await fetch(`${server.url}/second/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{"model":"m","input":"hi"}' });
       expect(response.status).toBe(200);
+      // The request is in the usage rollups at the next flush (every second), read from the running server's store.
+      const { endpoint } = JSON.parse(readFileSync(join(dataDir, 'store-endpoint.json'), 'utf8')) as { endpoint: string };
+      const rollups = new Rollups(LOCAL_STATS_TABLE, localDynamo(endpoint));
+      const requestsOf = async () => (await rollups.totals('key', sentAt, new Date(), 'D')).find((entry) => entry.value === JSON.parse(created.stdout).id)?.totals.requests;
+      for (const until = Date.now() + 5_000; (await requestsOf()) === undefined && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(await requestsOf()).toBe(1);
     } finally {
       await server.stop();
     }
@@ -93,7 +106,7 @@ describe('npm start with Amazon Bedrock', () => {
     writeFileSync(config, JSON.stringify({ upstreams: { br: { type: 'bedrock', region: 'us-west-2', baseUrl: fake.url } }, routes: [{ model: '*', upstream: 'br', upstreamModel: 'us.anthropic.claude-sonnet-5-v1:0' }] }));
     const server = await startDevServer({ GATEWAY_DATA_DIR: dir, GATEWAY_CONFIG: config, ...credentials(dir) });
     try {
-      const key = /\n {2}(gwk_\S+)\n/.exec(server.output())?.[1] as string;
+      const key = firstKey(server.output());
       fake.script({ events: textEvents('Signed by the operator.') });
       const anthropic = new Anthropic({ baseURL: `${server.url}/first`, apiKey: key, maxRetries: 0 });
       const message = await anthropic.messages.stream({ model: 'claude-sonnet-5', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] }).finalMessage();

@@ -9,9 +9,11 @@ import type { GatewayDeps } from '../../lambda/deps.ts';
 import { EnvCredentials, type CredentialSource } from '../../lambda/upstream/credentials.ts';
 import { nodeHttpFetch } from '../../lambda/upstream/node-http-fetch.ts';
 import { UpstreamHealth, type HealthOptions } from '../../lambda/upstream/upstream-health.ts';
-import { ensureIdentityTable, ensureKeyTable, ensureUsageTable, localDynamo, startEmbeddedStore, type EmbeddedStore } from '../../bin/local/embedded-store.ts';
+import { ensureIdentityTable, ensureKeyTable, ensureStatsTable, ensureUsageTable, localDynamo, startEmbeddedStore, type EmbeddedStore } from '../../bin/local/embedded-store.ts';
 import { createIdentityDoor, type IdentityDoor } from '../../lambda/identity/index.ts';
 import { newTokenKey, type IdentitySecret } from '../../lambda/identity/secrets.ts';
+import { Rollups } from '../../lambda/usage/rollups.ts';
+import { DynamoStatsStore } from '../../lambda/usage/stats-store.ts';
 import { DynamoUsageStore } from '../../lambda/usage/usage-store.ts';
 import { UsageRecorder } from '../../lambda/usage/usage-recorder.ts';
 import { createPriceBook } from '../../lambda/usage/prices.ts';
@@ -39,12 +41,15 @@ export interface Harness {
   url: string;
   store: DynamoKeyStore;
   usage: DynamoUsageStore;
+  /** The stats table: usage events (Lambda mode, usageFlushMs 0) and rollups, and their reader. */
+  stats: DynamoStatsStore;
+  rollups: Rollups;
   /** What the gateway records through (batched when `settings.usageFlushMs` > 0). */
   recorder: UsageRecorder;
   /** Log lines the gateway wrote, parsed. */
   logs: Record<string, unknown>[];
   rawLogs: string[];
-  storeInfo: { endpoint: string; keyTable: string; usageTable: string; identityTable: string; identitySecret: IdentitySecret };
+  storeInfo: { endpoint: string; keyTable: string; usageTable: string; statsTable: string; identityTable: string; identitySecret: IdentitySecret };
   /** The sign-in room, when the config has `identity`. */
   identity: IdentityDoor | undefined;
   server: FunctionUrlServer;
@@ -64,6 +69,7 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
     endpoint: (embedded as EmbeddedStore).endpoint,
     keyTable: name('keys'),
     usageTable: name('usage'),
+    statsTable: name('stats'),
     identityTable: name('identity'),
     identitySecret: { tokenKey: newTokenKey(), ...(options.identity?.clientSecret ? { clientSecret: options.identity.clientSecret } : {}) },
   };
@@ -71,12 +77,14 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
   if (!shared) {
     await ensureKeyTable(dynamo, storeInfo.keyTable);
     await ensureUsageTable(dynamo, storeInfo.usageTable);
+    await ensureStatsTable(dynamo, storeInfo.statsTable);
     await ensureIdentityTable(dynamo, storeInfo.identityTable);
   }
   const store = new DynamoKeyStore(storeInfo.keyTable, dynamo);
   const usage = new DynamoUsageStore(storeInfo.usageTable, dynamo);
   const settings = { ...DEFAULT_SETTINGS, ...options.settings };
-  const recorder = new UsageRecorder(usage, { flushMs: settings.usageFlushMs });
+  const stats = new DynamoStatsStore(storeInfo.statsTable, dynamo);
+  const recorder = new UsageRecorder(usage, { flushMs: settings.usageFlushMs, stats });
   const routing = parseRoutingConfig(options.config);
   const rawLogs: string[] = [];
   const logs: Record<string, unknown>[] = [];
@@ -122,6 +130,8 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
     url,
     store,
     usage,
+    stats,
+    rollups: new Rollups(storeInfo.statsTable, dynamo),
     recorder,
     storeInfo,
     identity,

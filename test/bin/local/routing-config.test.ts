@@ -3,7 +3,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { missingCredentials, readRoutingConfig } from '../../../bin/local/routing-config.ts';
 import { parseRoutingConfig } from '../../../lambda/config/routing.ts';
-import { childEnv, startDevServer, tempDir } from '../../support/processes.ts';
+import { childEnv, firstKey, startDevServer, tempDir } from '../../support/processes.ts';
 
 /** npm start's routing config: where a broken file breaks, and which routes lack their upstream's key. */
 const dir = tempDir('gateway-routing-config-');
@@ -54,7 +54,7 @@ test('npm start prints the warning and starts; the route then fails (500; the va
   const server = await startDevServer({ GATEWAY_CONFIG: file('routing.json', JSON.stringify(CONFIG)), GATEWAY_DATA_DIR: join(dir, 'data'), TEST_POOL_1: 'sk-1', TEST_POOL_2: 'sk-2' });
   try {
     expect(server.output()).toContain('Warning: TEST_ANTHROPIC_KEY is not set: upstream "anthropic" (routes "claude-*", "gpt-5.5") fails its requests until it is.');
-    const key = /\n {2}(gwk_\S+)\n/.exec(server.output())?.[1];
+    const key = firstKey(server.output());
     const response = await fetch(`${server.url}/first/v1/messages`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'claude-sonnet-5', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }) });
     expect(response.status).toBe(500);
   } finally {

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import * as z from 'zod';
+import { parseJsonText } from '../lambda/config/json-text.ts';
 import { parseRoutingConfig, type RoutingConfig } from '../lambda/config/routing.ts';
 import type { Settings } from '../lambda/config/settings.ts';
 
@@ -160,7 +161,7 @@ const GatewayContextSchema = z
      * 512 MB: a stream holds the function for the model's whole answer, so duration is billed by
      * memory for every second of it; at 512 MB a warm request costs the same 2-3 ms of gateway
      * time as at 1,024 MB (its CPU fits in one scheduling period's share) for half the price, and
-     * a cold start stays near a third of a second (npm run bench; README, "Memory size").
+     * a cold start stays near a third of a second (npm run bench; docs/deployment.md, "Memory size").
      */
     memoryMb: z.int().min(128).max(10_240).default(512),
     /**
@@ -236,7 +237,7 @@ export class GatewayConfigError extends Error {
  */
 export function parseGatewayConfig(raw: unknown, projectRoot = process.cwd()): GatewayConfig {
   if (raw === undefined) {
-    throw new GatewayConfigError(`cdk.json has no "${CONTEXT_KEY}" context; see docs/deploy.md for its fields.`);
+    throw new GatewayConfigError(`cdk.json has no "${CONTEXT_KEY}" context; see docs/configuration.md for its fields.`);
   }
   const parsed = GatewayContextSchema.safeParse(raw);
   if (!parsed.success) {
@@ -251,10 +252,16 @@ function loadRouting(inline: unknown, file: string | undefined, projectRoot: str
   const source = file === undefined ? `${CONTEXT_KEY}.routing` : resolve(projectRoot, file);
   let input = inline;
   if (file !== undefined) {
+    let text: string;
     try {
-      input = JSON.parse(readFileSync(source, 'utf8'));
+      text = readFileSync(source, 'utf8');
     } catch (error) {
-      throw new GatewayConfigError(`${CONTEXT_KEY}.routingFile: cannot read ${source} as JSON: ${(error as Error).message}`);
+      throw new GatewayConfigError(`${CONTEXT_KEY}.routingFile: cannot read ${source}: ${(error as Error).message}`);
+    }
+    try {
+      input = parseJsonText(text);
+    } catch (error) {
+      throw new GatewayConfigError(`${CONTEXT_KEY}.routingFile: ${source}: ${(error as Error).message}`);
     }
   }
   let routing: RoutingConfig;

@@ -96,7 +96,7 @@ describe('npm run keys -- --stack', () => {
     expect(result.code).toBe(0);
     const created = JSON.parse(result.stdout);
     expect(created.setup.claudeCode.env.ANTHROPIC_BASE_URL).toBe(`${FUNCTION_URL}first`);
-    expect(created.setup.codex.configToml).toContain(`base_url = "${FUNCTION_URL}second/v1"`);
+    expect(created.setup.codex.profileToml).toContain(`base_url = "${FUNCTION_URL}second/v1"`);
     expect((await store.list()).map((record) => record.name)).toContain('alice');
   });
 

@@ -40,8 +40,9 @@ describe('parseGatewayConfig', () => {
     try {
       writeFileSync(join(dir, 'routing.json'), JSON.stringify(ROUTING));
       expect(parseGatewayConfig({ routingFile: 'routing.json' }, dir).routing).toEqual(ROUTING);
-      writeFileSync(join(dir, 'broken.json'), '{"upstreams":');
-      expect(rejection({ routingFile: 'broken.json' }, dir)).toMatch(/gateway\.routingFile: cannot read .*broken\.json as JSON/);
+      writeFileSync(join(dir, 'broken.json'), '{\n  "upstreams": {}\n  "routes": []\n}\n');
+      expect(rejection({ routingFile: 'broken.json' }, dir)).toMatch(/^gateway\.routingFile: .*broken\.json: not valid JSON at line 3, column 3: Expected ',' or '}' after property value\n {2}3 \|   "routes": \[\]\n {4}\| {3}\^$/);
+      expect(rejection({ routingFile: 'missing.json' }, dir)).toMatch(/^gateway\.routingFile: cannot read .*missing\.json: ENOENT/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

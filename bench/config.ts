@@ -12,6 +12,8 @@ export interface BenchConfig {
   reps: number;
   /** Also write CPU profiles of the gateway under load, with a self-time summary. */
   profile: boolean;
+  /** Profile a warm request inside the real runtime (bench/lambda/profile.ts). */
+  lambdaProfile: boolean;
   outDir: string;
   throughput: { concurrency: number; warmupMs: number; measureMs: number };
   latency: { warmupMs: number; measureMs: number };
@@ -38,7 +40,7 @@ export interface BenchConfig {
   };
 }
 
-type Base = Omit<BenchConfig, 'smoke' | 'profile' | 'outDir' | 'lambda'> & { lambda: Omit<BenchConfig['lambda'], 'enabled'> };
+type Base = Omit<BenchConfig, 'smoke' | 'profile' | 'lambdaProfile' | 'outDir' | 'lambda'> & { lambda: Omit<BenchConfig['lambda'], 'enabled'> };
 
 /** Lambda's memory sizes the report covers: the smallest, its doublings, the default, one vCPU. */
 export const LAMBDA_SIZES_MB = [128, 256, 512, 1024, 1769];
@@ -78,6 +80,8 @@ const USAGE = `npm run bench [-- options]
   --out DIR      where results go (default bench-results)
   --lambda-only  only the Lambda memory sizes: cold start, warm cost and price per size
                  under a CPU quota, the bundle under the real runtime client (about 2 min)
+                 (--lambda-only --profile: only where a warm request's CPU goes inside the
+                 runtime, at a full CPU, with CPU per request; about 30 s)
   --no-lambda    everything but the Lambda memory sizes`;
 
 export function parseConfig(argv: string[]): BenchConfig {
@@ -106,6 +110,8 @@ export function parseConfig(argv: string[]): BenchConfig {
   const least = values.profile || lambdaOnly ? 0 : 1;
   if (!Number.isInteger(reps) || reps < least || reps > 20) throw new Error(`--reps must be an integer from ${least} to 20, got "${values.reps}"`);
   // The smoke run profiles too: the profile path must not rot either.
-  const lambda = { ...base.lambda, enabled: !values['no-lambda'] };
-  return { ...base, reps, lambda, smoke: values.smoke, profile: !lambdaOnly && (values.profile || values.smoke), outDir: values.out };
+  // --lambda-only --profile: the runtime profile instead of the sizes.
+  const lambdaProfile = !values['no-lambda'] && (values.smoke || (lambdaOnly && values.profile));
+  const lambda = { ...base.lambda, enabled: !values['no-lambda'] && !(lambdaOnly && values.profile) };
+  return { ...base, reps, lambda, smoke: values.smoke, profile: !lambdaOnly && (values.profile || values.smoke), lambdaProfile, outDir: values.out };
 }

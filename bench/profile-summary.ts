@@ -15,7 +15,7 @@ interface CallFrame {
 }
 
 interface CpuProfile {
-  nodes: { id: number; callFrame: CallFrame }[];
+  nodes: { id: number; callFrame: CallFrame; children?: number[] }[];
   samples: number[];
   timeDeltas: number[];
 }
@@ -33,12 +33,28 @@ export interface ProfileSummary {
   byLayer: SelfTime[];
   byModule: SelfTime[];
   byFunction: SelfTime[];
+  /** With `activities`: each sample charged to the first activity any frame of its stack belongs to. */
+  byActivity?: SelfTime[];
+}
+
+/** A named part of the work, recognised by a frame anywhere on the sampled stack (module path, or label). */
+export interface Activity {
+  name: string;
+  matches(frame: { module: string; label: string }): boolean;
+}
+
+export interface SummaryOptions {
+  top?: number;
+  /** Groups modules into layers (default: the local server's layers). */
+  layerOf?: (module: string) => string;
+  /** In precedence order; samples matching none go to "other". */
+  activities?: Activity[];
 }
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
 /** Where a frame's code lives, grouped the way a fix would be chosen. */
-function layerOf(module: string): string {
+export function layerOf(module: string): string {
   if (module.startsWith('lambda/')) return 'gateway code (lambda/)';
   if (module.startsWith('bundled node_modules/')) return 'bundled dependencies';
   if (module.startsWith('node:')) return 'Node.js core (streams, http, fetch)';
@@ -57,7 +73,8 @@ function repoPath(path: string): string {
   return path.startsWith(ROOT) ? path.slice(ROOT.length) : path;
 }
 
-export function summarizeProfile(name: string, profilePath: string, bundlePath: string, mapPath: string, top = 15): ProfileSummary {
+export function summarizeProfile(name: string, profilePath: string, bundlePath: string, mapPath: string, options: SummaryOptions = {}): ProfileSummary {
+  const { top = 15, layerOf: layer = layerOf, activities } = options;
   const profile = JSON.parse(readFileSync(profilePath, 'utf8')) as CpuProfile;
   const map = new SourceMap(JSON.parse(readFileSync(mapPath, 'utf8')));
   const bundleUrl = pathToFileURL(bundlePath).href;
@@ -94,9 +111,23 @@ export function summarizeProfile(name: string, profilePath: string, bundlePath: 
     }
   }
 
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+  const activityOf = (id: number): string => {
+    if (!activities) return '';
+    let best = activities.length;
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const frame = frames.get(at);
+      if (frame === undefined) continue;
+      const index = activities.findIndex((activity) => activity.matches(frame));
+      if (index !== -1 && index < best) best = index;
+    }
+    return activities[best]?.name ?? 'other';
+  };
   const byModule = new Map<string, number>();
   const byFunction = new Map<string, number>();
   const byLayer = new Map<string, number>();
+  const byActivity = new Map<string, number>();
   let busy = 0;
   for (let i = 0; i < profile.samples.length; i++) {
     const frame = frames.get(profile.samples[i] as number);
@@ -105,15 +136,19 @@ export function summarizeProfile(name: string, profilePath: string, bundlePath: 
     busy += ms;
     byModule.set(frame.module, (byModule.get(frame.module) ?? 0) + ms);
     byFunction.set(frame.label, (byFunction.get(frame.label) ?? 0) + ms);
-    const layer = layerOf(frame.module);
-    byLayer.set(layer, (byLayer.get(layer) ?? 0) + ms);
+    const inLayer = layer(frame.module);
+    byLayer.set(inLayer, (byLayer.get(inLayer) ?? 0) + ms);
+    if (activities) {
+      const activity = activityOf(profile.samples[i] as number);
+      byActivity.set(activity, (byActivity.get(activity) ?? 0) + ms);
+    }
   }
   const ranked = (totals: Map<string, number>, limit: number) =>
     [...totals]
       .sort((a, b) => b[1] - a[1])
       .slice(0, limit)
       .map(([label, ms]) => ({ label, ms, share: busy > 0 ? ms / busy : 0 }));
-  return { name, busyMs: busy, byLayer: ranked(byLayer, 10), byModule: ranked(byModule, top), byFunction: ranked(byFunction, top) };
+  return { name, busyMs: busy, byLayer: ranked(byLayer, 12), byModule: ranked(byModule, top), byFunction: ranked(byFunction, top), ...(activities ? { byActivity: ranked(byActivity, activities.length + 1) } : {}) };
 }
 
 export function formatProfile(summary: ProfileSummary): string {
@@ -122,6 +157,7 @@ export function formatProfile(summary: ProfileSummary): string {
     lines.push(`  ${title}`);
     for (const row of rows) lines.push(`    ${(row.share * 100).toFixed(1).padStart(5)}%  ${row.label}`);
   };
+  if (summary.byActivity) section('by activity (whole stack: the first listed activity on it)', summary.byActivity);
   section('by layer', summary.byLayer);
   section('by module', summary.byModule);
   section('by function (original source line)', summary.byFunction);

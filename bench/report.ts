@@ -6,6 +6,7 @@ import { summarize, type Summary } from './stats.ts';
 import { CONTEXT_ROWS, formatTarget, formatValue, ROWS, verdict, type Row } from './targets.ts';
 import { PATHS } from './workloads.ts';
 import type { ProfileSummary } from './profile-summary.ts';
+import type { LambdaProfile } from './lambda/profile.ts';
 import type { LambdaResults } from './lambda/sizes.ts';
 
 /** Above this share of a core used by other processes in a window, the run is flagged as noisy. */
@@ -23,6 +24,8 @@ export interface RunResults {
   profiles: ProfileSummary[];
   /** Cold start and cost per Lambda memory size (bench/lambda/), unless --no-lambda. */
   lambda?: LambdaResults;
+  /** Where a warm request's CPU goes inside the runtime (--lambda-only --profile, and the smoke run). */
+  lambdaProfile?: LambdaProfile;
   errors: string[];
 }
 

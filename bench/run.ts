@@ -4,6 +4,7 @@ import { buildBundle, measureColdImport, removeBundle, type BuiltBundle } from '
 import { parseConfig, type BenchConfig } from './config.ts';
 import type { PhaseContext } from './phase-context.ts';
 import { formatLambdaReport } from './lambda/report.ts';
+import { formatLambdaProfile, profileLambda } from './lambda/profile.ts';
 import { measureLambdaSizes } from './lambda/sizes.ts';
 import { floorPhase, gatewayCpuPerRequest, latencyPhase, probePath, throughputPhase, ttfbPhase } from './phases-requests.ts';
 import { burstEventsPhase, memoryPhase, pacedEventsPhase } from './phases-streams.ts';
@@ -121,6 +122,13 @@ async function measure(bundle: BuiltBundle): Promise<void> {
 
   for (let rep = 0; rep < config.reps; rep++) results.reps.push(await repetition(rep, bundle, config));
   if (config.profile) await profileRun(bundle);
+  if (config.lambdaProfile) {
+    try {
+      results.lambdaProfile = await profileLambda(config, bundle, config.outDir, log);
+    } catch (error) {
+      results.errors.push(`Lambda profile: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    }
+  }
   if (config.lambda.enabled) {
     try {
       results.lambda = await measureLambdaSizes(config, bundle, log);
@@ -138,6 +146,7 @@ try {
 results.durationS = (Date.now() - startedAt.getTime()) / 1000;
 const file = writeReport(results);
 for (const profile of results.profiles) console.log(`\n${formatProfile(profile)}`);
+if (results.lambdaProfile) console.log(`\n${formatLambdaProfile(results.lambdaProfile)}`);
 if (results.lambda) {
   const report = formatLambdaReport(results.lambda, config.smoke);
   console.log(`\n${report}`);

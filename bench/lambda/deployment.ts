@@ -43,6 +43,8 @@ export interface FunctionUnderTest {
   cpuUs(): number;
   /** Peak resident memory of the runtime process (VmHWM), bytes. */
   peakRssBytes(): number;
+  /** Resident memory of the runtime process now (VmRSS), bytes. */
+  rssBytes(): number;
   /** Resolves once the function has logged `count` request lines (its work after each response is done). */
   logged(count: number, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
@@ -116,7 +118,8 @@ export async function startDeployment(taskRoot: string): Promise<Deployment> {
           invocations,
           lambda,
           cpuUs: () => processCpuUs(pid()),
-          peakRssBytes: () => peakRss(pid()),
+          peakRssBytes: () => statusBytes(pid(), 'VmHWM'),
+          rssBytes: () => statusBytes(pid(), 'VmRSS'),
           async logged(count, timeoutMs = 30_000) {
             const until = Date.now() + timeoutMs;
             while (lambda.stdout.filter((line) => line.includes('"msg":"request"')).length < count) {
@@ -152,10 +155,11 @@ function processCpuUs(pid: number | undefined): number {
   }
 }
 
-function peakRss(pid: number | undefined): number {
+/** A memory figure of /proc/<pid>/status (VmHWM: peak resident, VmRSS: resident now), bytes. */
+function statusBytes(pid: number | undefined, field: 'VmHWM' | 'VmRSS'): number {
   if (pid === undefined) return Number.NaN;
   try {
-    const kib = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    const kib = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
     return kib === undefined ? Number.NaN : Number(kib) * 1024;
   } catch {
     return Number.NaN;

@@ -48,6 +48,8 @@ export interface SizeResult {
   /** Marginal CPU per streamed event, by path id. */
   cpuPerEventUs: Record<string, number>;
   peakRssBytes: number;
+  /** Resident memory of the warm environment while it relays one paced stream, minus before it (one stream per environment), bytes. */
+  streamRssBytes: number;
   throttledMs: number;
 }
 
@@ -85,6 +87,7 @@ export async function measureLambdaSizes(config: BenchConfig, bundle: BuiltBundl
     cpuPerRequestUs: Number.NaN,
     cpuPerEventUs: {},
     peakRssBytes: Number.NaN,
+    streamRssBytes: Number.NaN,
     throttledMs: Number.NaN,
   }));
   const name = (group: QuotaGroup | undefined) => (group ? `${group.memoryMb} MB` : 'unthrottled');
@@ -244,12 +247,28 @@ async function warmPhase(config: BenchConfig, deployment: Deployment, group: Quo
       result.cpuPerEventUs[path.id] = (large - small) / (streams.large - streams.small);
     }
     result.peakRssBytes = fn.peakRssBytes();
+    result.streamRssBytes = await streamRss(deployment, fn, connection, config.smoke ? 4 : 20);
     connection.destroy();
     direct.destroy();
     return fn.cpuUs();
   } finally {
     await fn.close();
   }
+}
+
+/**
+ * What an open stream holds inside the runtime: RSS in the middle of one paced stream (an event
+ * every 50 ms, as a model writes) minus RSS just before it. Lambda gives each stream its own
+ * environment, so this is the whole per-stream cost there.
+ */
+async function streamRss(deployment: Deployment, fn: Awaited<ReturnType<Deployment['startFunction']>>, connection: RawConnection, deltas: number): Promise<number> {
+  const shape = { deltas, gapMs: 50 };
+  const before = fn.rssBytes();
+  const sent = connection.send(request(deployment, fn.url, MESSAGES, shape, true));
+  await new Promise((resolve) => setTimeout(resolve, (deltas * shape.gapMs) / 2));
+  const during = fn.rssBytes();
+  checked(await sent, eventsPerStream(MESSAGES, shape));
+  return during - before;
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { AwsCredentialIdentityProvider } from '@smithy/types';
-import { nodeHttpFetch } from '../upstream/node-http-fetch.ts';
+import { nodeHttpText } from '../upstream/node-http-fetch.ts';
 import { signAwsRequest } from './signer.ts';
 
 /**
@@ -50,10 +50,9 @@ export async function awsJsonCall<O>(service: AwsJsonService, operation: string,
     let failure: AwsServiceError;
     try {
       const signed = await signAwsRequest({ service: service.service, region: service.region }, { method: 'POST', url, headers, body }, service.credentials);
-      const response = await nodeHttpFetch(url, { method: 'POST', headers: signed, body });
-      const text = await response.text();
-      if (response.ok) return (text ? JSON.parse(text) : {}) as O;
-      failure = errorOf(response.status, text);
+      const { status, text } = await nodeHttpText(url, { method: 'POST', headers: signed, body });
+      if (status >= 200 && status <= 299) return (text ? JSON.parse(text) : {}) as O;
+      failure = errorOf(status, text);
     } catch (error) {
       failure = error instanceof AwsServiceError ? error : new AwsServiceError('NetworkingError', error instanceof Error ? error.message : String(error), 0);
     }

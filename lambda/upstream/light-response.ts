@@ -58,18 +58,36 @@ export class LightHeaders {
 
 const encoder = new TextEncoder();
 
+/**
+ * A body that can be had either way: as a stream (made only when `body` is read: a relayed
+ * stream) or whole (`text()`, `json()`, `arrayBuffer()` before anyone took the stream: a
+ * complete answer, read without a web stream in between).
+ */
+export interface BodySource {
+  stream(): ReadableStream<Uint8Array>;
+  bytes(): Promise<Uint8Array>;
+}
+
 export class LightResponse {
   readonly status: number;
   readonly statusText: string;
   readonly headers: LightHeaders;
-  readonly body: ReadableStream<Uint8Array> | null;
+  #body: ReadableStream<Uint8Array> | null | undefined;
+  #source: BodySource | undefined;
   #used = false;
 
-  constructor(body: ReadableStream<Uint8Array> | string | null, init: { status: number; statusText?: string; headers: LightHeaders | Record<string, string> }) {
+  constructor(body: ReadableStream<Uint8Array> | BodySource | string | null, init: { status: number; statusText?: string; headers: LightHeaders | Record<string, string> }) {
     this.status = init.status;
     this.statusText = init.statusText ?? '';
     this.headers = init.headers instanceof LightHeaders ? init.headers : new LightHeaders(init.headers);
-    this.body = typeof body === 'string' ? bytesStream(encoder.encode(body)) : body;
+    if (typeof body === 'string') this.#body = bytesStream(encoder.encode(body));
+    else if (body === null || body instanceof ReadableStream) this.#body = body;
+    else this.#source = body;
+  }
+
+  get body(): ReadableStream<Uint8Array> | null {
+    if (this.#body === undefined) this.#body = (this.#source as BodySource).stream();
+    return this.#body;
   }
 
   get ok(): boolean {
@@ -97,6 +115,7 @@ export class LightResponse {
   async #bytes(): Promise<Uint8Array> {
     if (this.#used) throw new TypeError('Body is unusable: Body has already been read');
     this.#used = true;
+    if (this.#body === undefined && this.#source !== undefined) return this.#source.bytes();
     if (this.body === null) return new Uint8Array();
     const chunks: Uint8Array[] = [];
     for await (const chunk of this.body) chunks.push(chunk);

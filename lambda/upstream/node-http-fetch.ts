@@ -6,6 +6,7 @@ import { LightHeaders, LightResponse } from './light-response.ts';
 // undici with http2, tls, zlib, worker_threads and assert: 25-30 ms of CPU at import, 3 ms this way.
 const http = process.getBuiltinModule('node:http');
 const https = process.getBuiltinModule('node:https');
+const { urlToHttpOptions } = process.getBuiltinModule('node:url');
 
 /**
  * The upstream HTTP client: node:http(s) with keep-alive agents, behind the `fetch` signature
@@ -24,24 +25,88 @@ const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
 export const nodeHttpFetch: typeof fetch = (input, init = {}) =>
   new Promise<Response>((resolve, reject) => {
-    const url = new URL(String(input));
-    const transport = url.protocol === 'https:' ? https : http;
     const body = typeof init.body === 'string' ? init.body : '';
-    // A known length lets node:http send head and body in one write (and no chunked upload).
-    const headers = { ...(init.headers as Record<string, string>), 'content-length': String(Buffer.byteLength(body)) };
-    const agent = agents[url.protocol === 'https:' ? 'https:' : 'http:'];
-    const request = transport.request(url, { method: init.method ?? 'GET', headers, agent, signal: init.signal ?? undefined }, (response) => {
+    send(String(input), init.method ?? 'GET', init.headers as Record<string, string>, body, init.signal ?? undefined, reject, (response) => {
       const received = new LightHeaders();
       const raw = response.rawHeaders;
       for (let i = 0; i < raw.length; i += 2) received.append(raw[i] as string, raw[i + 1] as string);
       const status = response.statusCode ?? 502;
+      // Failures surface through the reads (`destroyed`, `errored`); an unheard 'error' would crash.
+      response.on('error', () => {});
       if (NULL_BODY.has(status)) response.resume();
-      const stream = NULL_BODY.has(status) ? null : webBody(response);
-      resolve(new LightResponse(stream, { status, statusText: response.statusMessage ?? '', headers: received }).asResponse());
+      const source = NULL_BODY.has(status) ? null : { stream: () => webBody(response), bytes: () => wholeBody(response) };
+      resolve(new LightResponse(source, { status, statusText: response.statusMessage ?? '', headers: received }).asResponse());
     });
-    request.on('error', reject);
-    request.end(body);
   });
+
+/**
+ * A call whose whole answer is wanted at once (AWS's JSON APIs: two per metered request on
+ * Lambda): the status and the body as text, read straight from node:http, without the headers
+ * object, the Response and the web stream `nodeHttpFetch` builds for the relay.
+ */
+export function nodeHttpText(url: string, init: { method: string; headers: Record<string, string>; body: string }): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    send(url, init.method, init.headers, init.body, undefined, reject, (response) => {
+      wholeBody(response).then((bytes) => resolve({ status: response.statusCode ?? 502, text: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8') }), reject);
+    });
+  });
+}
+
+function send(input: string, method: string, given: Record<string, string> | undefined, body: string, signal: AbortSignal | undefined, fail: (error: Error) => void, answered: (response: Http.IncomingMessage) => void): void {
+  const target = targetOf(input);
+  // A known length lets node:http send head and body in one write (and no chunked upload).
+  const headers = { ...given, 'content-length': String(Buffer.byteLength(body)) };
+  const request = (target.https ? https : http).request({ ...target.options, method, headers, agent: agents[target.https ? 'https:' : 'http:'] }, answered);
+  request.on('error', fail);
+  if (signal) abortOn(signal, request);
+  request.end(body);
+}
+
+/**
+ * The request options of an address, parsed once: the gateway calls the same few (its upstreams,
+ * the tables, the secret) over and over, and `new URL` with node's conversion costs about 10 us a call.
+ */
+const targets = new Map<string, { https: boolean; options: Http.RequestOptions }>();
+
+function targetOf(input: string): { https: boolean; options: Http.RequestOptions } {
+  let target = targets.get(input);
+  if (target === undefined) {
+    const url = new URL(input);
+    target = { https: url.protocol === 'https:', options: urlToHttpOptions(url) };
+    if (targets.size >= 100) targets.clear();
+    targets.set(input, target);
+  }
+  return target;
+}
+
+/**
+ * What node:http's `signal` option does (destroy the request with an AbortError whose cause is
+ * the reason), without its `stream.finished` watcher: a listener, removed when the request closes.
+ * Callers read why from the signal's reason (call-upstream.ts), as before.
+ */
+function abortOn(signal: AbortSignal, request: Http.ClientRequest): void {
+  const onAbort = () => request.destroy(Object.assign(new Error('The operation was aborted', { cause: signal.reason }), { name: 'AbortError', code: 'ABORT_ERR' }));
+  if (signal.aborted) {
+    onAbort();
+    return;
+  }
+  signal.addEventListener('abort', onAbort, { once: true });
+  request.once('close', () => signal.removeEventListener('abort', onAbort));
+}
+
+/** The whole body, read straight from node:http (no web stream) when nobody asked for the stream. */
+function wholeBody(body: Http.IncomingMessage): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    body.on('data', (chunk: Buffer) => chunks.push(chunk));
+    body.once('end', () => resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)));
+    body.once('error', reject);
+    // Closed before the end (reset, abort): a failure, as with fetch.
+    body.once('close', () => {
+      if (!body.complete) reject(body.errored ?? new Error('upstream connection closed'));
+    });
+  });
+}
 
 /**
  * The response body as a pull-based web stream. Each pull takes everything node:http has
@@ -49,8 +114,6 @@ export const nodeHttpFetch: typeof fetch = (input, init = {}) =>
  * one per chunk as Readable.toWeb would; a paced stream still yields each event at once.
  */
 function webBody(body: Http.IncomingMessage): ReadableStream<Uint8Array> {
-  // Failures surface through `destroyed` on the next pull; an unheard 'error' would crash.
-  body.on('error', () => {});
   return new ReadableStream<Uint8Array>(
     {
       pull(controller) {

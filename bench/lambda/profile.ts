@@ -50,11 +50,16 @@ function lambdaLayerOf(module: string): string {
   return layerOf(module);
 }
 
-export async function profileLambda(config: BenchConfig, bundle: BuiltBundle, outDir: string, log: (text: string) => void): Promise<LambdaProfile> {
-  const { warmupRequests } = config.lambda;
-  const windows = config.smoke ? 2 : 5;
-  const perWindow = config.smoke ? 5 : 300;
-  const profiled = config.smoke ? 10 : 1_500;
+/** Requests per phase: the benchmark's (full or smoke), or fewer for a quick look. */
+export interface ProfileCounts {
+  warmup: number;
+  windows: number;
+  perWindow: number;
+  profiled: number;
+}
+
+export async function profileLambda(config: BenchConfig, bundle: BuiltBundle, outDir: string, log: (text: string) => void, counts?: ProfileCounts): Promise<LambdaProfile> {
+  const { warmup: warmupRequests, windows, perWindow, profiled } = counts ?? (config.smoke ? { warmup: config.lambda.warmupRequests, windows: 2, perWindow: 5, profiled: 10 } : { warmup: config.lambda.warmupRequests, windows: 5, perWindow: 300, profiled: 1_500 });
   const file = resolve(join(outDir, 'profile-lambda-warm.cpuprofile'));
   for (const stale of [file, `${file}.started`, `${file}.done`]) rmSync(stale, { force: true });
   const deployment = await startDeployment(bundle.dir);

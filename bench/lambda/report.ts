@@ -12,7 +12,7 @@ export function formatLambdaReport(results: LambdaResults, smoke: boolean): stri
     `Others' load: up to ${(results.othersShare * 100).toFixed(0)} % of a core in a measured window; load average ${results.loadAverage.start.map((value) => value.toFixed(2)).join(' ')} at start, ${results.loadAverage.end.map((value) => value.toFixed(2)).join(' ')} at end.`,
     '',
     table(
-      ['Memory', 'CPU', 'Bundle import', 'Node start', 'Cold start on demand: first answer', 'of which init', 'of which invocation', 'Cold start CPU', 'Cold start throttled from start', 'Warm, billed p50', 'Warm, added p50', 'CPU / request', 'CPU / event (pass / transl.)', 'Peak RSS', 'RSS added by an open stream', 'Throttled'],
+      ['Memory', 'CPU', 'Bundle import', 'Node start', 'Cold start on demand: first answer', 'of which init', 'of which invocation', 'Cold start CPU', 'Cold start throttled from start', 'Warm, billed p50', 'Warm, added p50', 'Warm after a pause, added p50', 'CPU / request', 'CPU / event (pass / transl.)', 'Peak RSS', 'RSS added by an open stream', 'Throttled'],
       results.sizes.map((size) => [
         memory(size),
         Number.isFinite(size.share) ? `${(size.share * 100).toFixed(0)} %` : 'full',
@@ -25,6 +25,7 @@ export function formatLambdaReport(results: LambdaResults, smoke: boolean): stri
         ms(size.coldThrottledMs),
         oneMs(percentile(size.warmBilledMs, 50)),
         oneMs(addedMs(size)),
+        oneMs(pausedAddedMs(size)),
         `${Math.round(size.cpuPerRequestUs)} us`,
         `${perEvent(size, 'messages')} / ${perEvent(size, 'responses-to-messages')}`,
         `${Math.round(size.peakRssBytes / 2 ** 20)} MiB`,
@@ -36,11 +37,12 @@ export function formatLambdaReport(results: LambdaResults, smoke: boolean): stri
     `Cost per million turns (a turn holds the function for its whole duration; ${LAMBDA_ARM64_PRICES.region} arm64 prices of ${LAMBDA_ARM64_PRICES.asOf}: $${LAMBDA_ARM64_PRICES.perGbSecondUsd} per GB-s, $${(LAMBDA_ARM64_PRICES.perRequestUsd * 1e6).toFixed(2)} per million requests, ${LAMBDA_ARM64_PRICES.source})`,
     '',
     table(
-      ['Memory', 'Cold start (median)', 'Added latency, warm (median)', ...TURN_SECONDS.map((seconds) => `$ / M turns of ${seconds} s`), 'One cold start (INIT)'],
+      ['Memory', 'Cold start (median)', 'Added latency, warm (median)', 'Added latency, warm after a pause (median)', ...TURN_SECONDS.map((seconds) => `$ / M turns of ${seconds} s`), 'One cold start (INIT)'],
       results.sizes.map((size) => [
         memory(size),
         ms(size.coldMs).split(' (')[0] as string,
         oneMs(addedMs(size)),
+        oneMs(pausedAddedMs(size)),
         ...TURN_SECONDS.map((seconds) => (size.memoryMb === undefined ? 'n/a' : `$${usdPerMillionTurns(size.memoryMb, seconds, percentile(size.warmBilledMs, 50)).toFixed(2)}`)),
         size.memoryMb === undefined ? 'n/a' : `$${initCostUsd(size.memoryMb, median(size.initMs)).toFixed(7)}`,
       ]),
@@ -52,6 +54,11 @@ export function formatLambdaReport(results: LambdaResults, smoke: boolean): stri
 /** What the gateway adds to a warm request: through the function minus straight to the upstream, medians. */
 export function addedMs(size: SizeResult): number {
   return percentile(size.warmClientMs, 50) - percentile(size.directClientMs, 50);
+}
+
+/** The same for requests that each arrive after a pause, as an agent's turns do. */
+export function pausedAddedMs(size: SizeResult): number {
+  return percentile(size.pausedClientMs, 50) - percentile(size.pausedDirectMs, 50);
 }
 
 function memory(size: SizeResult): string {

@@ -44,6 +44,13 @@ export interface SizeResult {
   warmClientMs: number[];
   /** The same request sent straight to the upstream stub, ms: what the gateway adds is the difference. */
   directClientMs: number[];
+  /**
+   * Warm requests that each arrive after a pause (PAUSE_MS, longer than the quota's period), as an
+   * agent's next turn does: the client's time, and the same request straight to the stub, ms. The
+   * back-to-back requests above are the worst case (each may start with the period's quota spent).
+   */
+  pausedClientMs: number[];
+  pausedDirectMs: number[];
   cpuPerRequestUs: number;
   /** Marginal CPU per streamed event, by path id. */
   cpuPerEventUs: Record<string, number>;
@@ -65,6 +72,9 @@ export interface LambdaResults {
 const MESSAGES = PATHS.find((path) => path.id === 'messages') as BenchPath;
 const TRANSLATED = PATHS.find((path) => path.id === 'responses-to-messages') as BenchPath;
 const INSTANT: StreamShape = { deltas: 0, gapMs: 0 };
+/** A pause longer than the CPU quota's 20 ms period (cpu-quota.ts): the next request finds the period's share unspent. */
+const PAUSE_MS = 50;
+const PAUSED_REQUESTS = 40;
 
 export async function measureLambdaSizes(config: BenchConfig, bundle: BuiltBundle, log: (text: string) => void): Promise<LambdaResults> {
   const quota = openCpuQuota();
@@ -84,6 +94,8 @@ export async function measureLambdaSizes(config: BenchConfig, bundle: BuiltBundl
     warmBilledMs: [],
     warmClientMs: [],
     directClientMs: [],
+    pausedClientMs: [],
+    pausedDirectMs: [],
     cpuPerRequestUs: Number.NaN,
     cpuPerEventUs: {},
     peakRssBytes: Number.NaN,
@@ -221,6 +233,17 @@ async function warmPhase(config: BenchConfig, deployment: Deployment, group: Quo
     logged += warmRequests;
     await fn.logged(logged);
     result.cpuPerRequestUs = (fn.cpuUs() - before) / warmRequests;
+    const paused = config.smoke ? 2 : PAUSED_REQUESTS;
+    for (let i = 0; i < paused; i++) {
+      await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
+      const record = checked(await connection.send(warm));
+      result.pausedClientMs.push(record.endAt - record.startAt);
+      await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
+      const straightRecord = checked(await direct.send(straight));
+      result.pausedDirectMs.push(straightRecord.endAt - straightRecord.startAt);
+    }
+    logged += paused;
+    await fn.logged(logged);
     for (const invocation of fn.invocations.slice(first)) {
       if (invocation.takenAt !== undefined && invocation.releasedAt !== undefined) result.warmBilledMs.push(invocation.releasedAt - invocation.takenAt);
     }

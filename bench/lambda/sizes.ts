@@ -2,10 +2,10 @@ import { loadavg } from 'node:os';
 import { measureColdImport, type BuiltBundle } from '../bundle.ts';
 import type { BenchConfig } from '../config.ts';
 import { RawConnection, serializeRequest, type ResponseRecord } from '../http-client.ts';
-import { machineBusyUs } from '../phase-context.ts';
 import { eventsPerStream, PATHS, requestBody, requestHeaders, requestPath, type BenchPath, type StreamShape } from '../workloads.ts';
 import { openCpuQuota, type QuotaGroup } from './cpu-quota.ts';
 import { startDeployment, type Deployment } from './deployment.ts';
+import { LoadWatch } from './load-watch.ts';
 
 /**
  * Cold start and per-request cost of the deployed gateway at each Lambda memory size (see
@@ -292,31 +292,4 @@ async function streamRss(deployment: Deployment, fn: Awaited<ReturnType<Deployme
   const during = fn.rssBytes();
   checked(await sent, eventsPerStream(MESSAGES, shape));
   return during - before;
-}
-
-/**
- * How much CPU processes outside the benchmark used while it measured: the machine's busy time
- * minus this process, the upstream stub and the function's own process.
- */
-class LoadWatch {
-  othersShare = 0;
-  readonly #deployment: Deployment;
-
-  constructor(deployment: Deployment) {
-    this.#deployment = deployment;
-  }
-
-  /** `work` returns the CPU time its function process used, µs. */
-  async around(work: () => Promise<number>): Promise<void> {
-    const machine = machineBusyUs();
-    const self = process.cpuUsage();
-    const stub = await this.#deployment.stub.sample();
-    const at = performance.now();
-    const functionCpuUs = await work();
-    const own = process.cpuUsage(self);
-    const stubUs = (await this.#deployment.stub.sample()).cpuUs - stub.cpuUs;
-    const wallUs = (performance.now() - at) * 1000;
-    const others = machineBusyUs() - machine - own.user - own.system - stubUs - (Number.isFinite(functionCpuUs) ? functionCpuUs : 0);
-    if (Number.isFinite(others) && wallUs > 0) this.othersShare = Math.max(this.othersShare, Math.max(0, others) / wallUs);
-  }
 }

@@ -72,4 +72,21 @@ describe('LightResponse reads like a fetch Response', () => {
     expect(read.join('')).toBe('hello');
     expect(await new LightResponse(null, { status: 204, headers: {} }).text()).toBe('');
   });
+
+  test('a body source is read whole without its stream, or relayed as its stream once asked for', async () => {
+    const made: string[] = [];
+    const source = (text: string) => ({
+      stream: () => (made.push('stream'), new Response(text).body as ReadableStream<Uint8Array>),
+      bytes: async () => (made.push('bytes'), new TextEncoder().encode(text)),
+    });
+    const whole = new LightResponse(source('{"a":1}'), { status: 200, headers: {} });
+    expect(await whole.json()).toEqual({ a: 1 });
+    expect(made).toEqual(['bytes']);
+    await expect(whole.text()).rejects.toThrow(TypeError);
+    const relayed = new LightResponse(source('abc'), { status: 200, headers: {} });
+    const body = relayed.body as ReadableStream<Uint8Array>;
+    expect(relayed.body).toBe(body);
+    expect(await relayed.text()).toBe('abc');
+    expect(made).toEqual(['bytes', 'stream']);
+  });
 });

@@ -158,12 +158,13 @@ const GatewayContextSchema = z
     routingFile: z.optional(z.string().min(1)),
     timeoutSeconds: z.int().min(1).max(MAX_TIMEOUT_SECONDS).default(MAX_TIMEOUT_SECONDS),
     /**
-     * 512 MB: a stream holds the function for the model's whole answer, so duration is billed by
-     * memory for every second of it; at 512 MB a warm request costs the same 2-3 ms of gateway
-     * time as at 1,024 MB (its CPU fits in one scheduling period's share) for half the price, and
-     * a cold start stays near a third of a second (npm run bench; docs/deployment.md, "Memory size").
+     * 256 MB: a stream holds the function for the model's whole answer, so duration is billed by
+     * memory for every second of it. With a warm request at about 1.3-1.6 ms of CPU, a request that
+     * arrives as an agent's turns do adds about 4 ms at 256 MB, as at 1,024 MB, and an on-demand
+     * cold start takes about 0.18 s, for half the price of 512 MB (npm run bench; docs/deployment.md,
+     * "Memory size"). Back-to-back requests on one environment add about 16 ms at 256 MB.
      */
-    memoryMb: z.int().min(128).max(10_240).default(512),
+    memoryMb: z.int().min(128).max(10_240).default(256),
     /**
      * Caps concurrent invocations, each open stream holding one: the Function URL is public, so
      * this bounds what any flood of requests (and a leaked key's, past its own cap of requests in

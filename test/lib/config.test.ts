@@ -24,7 +24,7 @@ describe('parseGatewayConfig', () => {
       stackName: 'AgentGateway',
       routing: ROUTING,
       timeoutSeconds: 900,
-      memoryMb: 512,
+      memoryMb: 256,
       reservedConcurrency: 100,
       logRetentionDays: 90,
       cors: undefined,

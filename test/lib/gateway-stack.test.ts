@@ -22,7 +22,7 @@ describe('GatewayStack', () => {
       Architectures: ['arm64'],
       Handler: 'index.handler',
       Timeout: 900,
-      MemorySize: 512,
+      MemorySize: 256,
       LoggingConfig: { LogFormat: 'JSON', LogGroup: { Ref: onlyResource(template, 'AWS::Logs::LogGroup', 'Gateway').logicalId } },
     });
     // The public URL's invocations are capped by default (lib/config.ts says why 100); null leaves them to the account's pool.

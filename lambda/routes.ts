@@ -17,7 +17,7 @@ export type RouteName =
   | 'identity';
 
 /** The sign-in room's endpoints; lambda/identity/index.ts maps each to its module. */
-export type IdentityEndpoint = 'metadata' | 'device_authorization' | 'token' | 'revoke' | 'device' | 'callback';
+export type IdentityEndpoint = 'metadata' | 'device_authorization' | 'token' | 'revoke' | 'device' | 'callback' | 'helper';
 
 export interface Route {
   name: RouteName;
@@ -79,6 +79,8 @@ const IDENTITY_PATHS: Readonly<Record<string, Readonly<Record<string, IdentityPa
   '/first/oauth/revoke': { POST: { endpoint: 'revoke', ...OPEN } },
   '/device': { GET: { endpoint: 'device', ...OPEN }, POST: { endpoint: 'device', ...OPEN } },
   '/oauth/callback': { GET: { endpoint: 'callback', ...OPEN } },
+  // The login helper script (docs/sign-in.md): a GET without a body.
+  '/login/helper.mjs': { GET: { endpoint: 'helper', ...OPEN, maxBodyBytes: 0 } },
 };
 
 /** Endpoints whose errors are OAuth error bodies (RFC 6749 §5.2), not a model API's envelope. */

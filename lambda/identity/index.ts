@@ -11,6 +11,7 @@ import { callback } from './callback.ts';
 import type { IdentityContext, SignInCompletion } from './context.ts';
 import { deviceAuthorization } from './device-authorization.ts';
 import { deviceSignIn } from './device-sign-in.ts';
+import { helperScript } from './helper-script.ts';
 import { bodyBytes, identityRequest, type IdentityRequest } from './http.ts';
 import { metadata } from './metadata.ts';
 import { OidcRelyingParty } from './oidc-client.ts';
@@ -81,6 +82,7 @@ const ENDPOINTS: Record<IdentityEndpoint, Partial<Record<string, Endpoint>>> = {
   revoke: { POST: revocation },
   device: { GET: showDevicePage, POST: postDevicePage },
   callback: { GET: callback },
+  helper: { GET: (_context, request) => helperScript(request) },
 };
 
 /** Endpoints a browser shows: their failures are pages, not JSON. */

@@ -1,3 +1,4 @@
+import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Aws, Duration, Validations } from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -17,6 +18,12 @@ import type { UpstreamSecret } from './upstream-secret.ts';
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** The Lambda entry module; exported for the bundle-budget test. */
 export const HANDLER_ENTRY = fileURLToPath(new URL('../../lambda/handler.ts', import.meta.url));
+
+/**
+ * Files the handler reads beside its bundle (`new URL('./<name>', import.meta.url)`), copied next
+ * to index.mjs: the login helper script it serves (lambda/identity/helper-script.ts).
+ */
+export const FILES_BESIDE_BUNDLE = ['lambda/identity/gateway-login.mjs'];
 
 /**
  * How the handler is bundled. The bundle-budget test builds with this same object, so the size
@@ -39,6 +46,11 @@ export const HANDLER_BUNDLING = {
   bundleAwsSDK: true,
   // A CommonJS dependency calling require() would otherwise fail inside an ES module.
   banner: "import{createRequire as __cr}from'node:module';const require=__cr(import.meta.url);",
+  commandHooks: {
+    beforeBundling: () => [],
+    beforeInstall: () => [],
+    afterBundling: (inputDir: string, outputDir: string) => FILES_BESIDE_BUNDLE.map((file) => `cp "${inputDir}/${file}" "${outputDir}/${basename(file)}"`),
+  },
 } as const satisfies BundlingOptions;
 
 /** Optional tuning setting -> the environment variable lambda/config/settings.ts reads. */

@@ -1,6 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-import { HANDLER_BUNDLING } from '../../../lib/constructs/gateway-function.ts';
+import { basename, join } from 'node:path';
+import { FILES_BESIDE_BUNDLE, HANDLER_BUNDLING, PROJECT_ROOT } from '../../../lib/constructs/gateway-function.ts';
 import { onlyResource, synthGateway } from '../synth.ts';
 
 describe('GatewayFunction', () => {
@@ -25,5 +25,7 @@ describe('GatewayFunction', () => {
     expect(map.sources.some((source) => source.endsWith('lambda/handler.ts'))).toBe(true);
     expect(map.sourcesContent).toBeUndefined();
     expect(statSync(join(assetDir, 'index.mjs')).size).toBeLessThan(500_000);
+    // The login helper the handler serves (GET /login/helper.mjs) is beside the bundle, as in the repository.
+    for (const file of FILES_BESIDE_BUNDLE) expect(readFileSync(join(assetDir, basename(file)), 'utf8')).toBe(readFileSync(join(PROJECT_ROOT, file), 'utf8'));
   });
 });

@@ -69,6 +69,15 @@ async function startClaude(): Promise<Session> {
 }
 
 const exchangesTo = (method: string, path: string, from = 0): TapExchange[] => env.tap.exchanges.slice(from).filter((exchange) => exchange.method === method && exchange.url.split('?')[0] === path);
+/** The first such exchange after `from`, once the tap has it (a client's request made in the background). */
+async function waitForExchange(method: string, path: string, from: number, timeoutMs = 15_000): Promise<TapExchange> {
+  for (const until = Date.now() + timeoutMs; Date.now() < until; await new Promise((resolve) => setTimeout(resolve, 200))) {
+    const [found] = exchangesTo(method, path, from);
+    if (found?.endedAt !== undefined) return found;
+  }
+  throw new Error(`no ${method} ${path} reached the gateway within ${timeoutMs} ms`);
+}
+
 /** The tokens of the last 200 from the token endpoint (the device grant's, or a refresh's). */
 function lastTokens(): { access_token: string; refresh_token: string; email?: string } {
   const answer = exchangesTo('POST', '/oauth/token').filter((exchange) => exchange.status === 200).at(-1);
@@ -149,6 +158,26 @@ describe(book.title, () => {
       expect(credentials(session.home).enterpriseGateway?.jwt).toBe(lastTokens().access_token);
     });
 
+    cell(S.usage, async () => {
+      if (!session) throw new Error('not signed in (the /login cell failed)');
+      const before = env.tap.exchanges.length;
+      await session.tui.submit('/usage');
+      // The Usage tab: this session's cost from Claude Code's own count, whatever the gateway says.
+      const screen = await session.tui.waitFor(new RegExp(`Usage by model:\\s+${CLAUDE_MODEL}:`));
+      expect(screen).toMatch(/Estimated cost:\s+\$\d/);
+      // Signed in to a gateway, Claude Code asks it for the person's spend, with the session's bearer.
+      const asked = await waitForExchange('GET', '/first/api/oauth/usage', before);
+      expect(asked.headers.authorization).toBe(`Bearer ${lastTokens().access_token}`);
+      // Main has no /api/oauth/usage yet (the person caps that give it dollars are the policy
+      // branch's): a 404 in the Anthropic envelope, which Claude Code takes as "no amounts" and
+      // shows no dollars and no error.
+      expect(asked.status).toBe(404);
+      expect(JSON.parse(asked.response)).toMatchObject({ type: 'error', error: { type: 'not_found_error' } });
+      const after = await session.tui.capture();
+      expect(after).not.toMatch(/spent|API Error|Failed to load usage/i);
+      await session.tui.press('Escape');
+    });
+
     cell(S.logout, async () => {
       if (!session) throw new Error('not signed in (the /login cell failed)');
       const { access_token: access, refresh_token: refreshToken } = lastTokens();
@@ -221,8 +250,12 @@ describe(book.title, () => {
       const turn = exchangesTo('POST', '/first/v1/messages', before);
       expect(turn.map((exchange) => [exchange.status, exchange.headers.authorization, exchange.headers['x-api-key']])).toEqual([[200, `Bearer ${token}`, token]]);
       // Model discovery: Claude Code 2.1.332 sends the helper's output in both headers here too.
+      // (The helper, asked again within a minute of the `token` above, first checks its token with
+      // the same free request, under its own user agent.)
       const lists = exchangesTo('GET', '/first/v1/models', before);
-      expect(lists.map((exchange) => [exchange.status, exchange.headers.authorization, exchange.headers['x-api-key']])).toEqual([[200, `Bearer ${token}`, token]]);
+      const byHelper = (exchange: TapExchange) => exchange.headers['user-agent']?.startsWith('gateway-login/') === true;
+      expect(lists.filter((exchange) => !byHelper(exchange)).map((exchange) => [exchange.status, exchange.headers.authorization, exchange.headers['x-api-key']])).toEqual([[200, `Bearer ${token}`, token]]);
+      expect(lists.filter(byHelper).map((exchange) => [exchange.status, exchange.headers.authorization])).toEqual([[200, `Bearer ${token}`]]);
       expect(env.gateway.logs).toContainEqual(expect.objectContaining({ msg: 'request', route: 'messages', sub: ALICE.sub, status: 200 }));
     });
   });

@@ -36,7 +36,7 @@ export const CODEX_SIGN_IN = {
     'The helper downloaded from the gateway (GET /login/helper.mjs) and signed in with the device flow (Chromium); Codex runs `gateway-login token <host>` ([model_providers.gateway.auth]) and sends its output as the bearer on its model catalog request (GET /second/v1/models?client_version=…) and on the turn.',
   ),
   recovery: row('sign-in-401', 'Sign-in: a token the gateway refuses: 401, the helper re-run, the turn served', 'The helper\'s kept access token is one the gateway does not take (as after its store was restored). Codex gets a 401, runs the command again; asked again within a minute, the helper checks the token, refreshes, and Codex retries with the new one.'),
-  removed: row('sign-in-removed', 'Sign-in: a person removed at the IdP: the helper says to sign in again', 'Bob signs in with the helper and is removed at the IdP; when his token is due for a refresh, the gateway refuses it (invalid_grant, the session ends) and the helper exits 1 with one line saying to sign in again, which Codex shows.'),
+  removed: row('sign-in-removed', 'Sign-in: a person removed at the IdP: the helper says to sign in again', 'Bob signs in with the helper and is removed at the IdP; when his token is due for a refresh, the gateway refuses it (invalid_grant, the session ends) and the helper exits 1 with one line saying to sign in again, which Codex shows. Codex 0.171 still sends the turn, without a credential (and retries it): the gateway refuses each 401 with x-should-retry: false before any upstream.'),
 } satisfies Record<string, Scenario>;
 
 /** Declares a client's sign-in cells on every route (run on `primary`, "—" elsewhere). */

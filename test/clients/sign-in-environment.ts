@@ -1,10 +1,10 @@
-import { mkdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { launchBrowser, type TestBrowser } from '../support/browser.ts';
+import { rmSync } from 'node:fs';
+import { approveSignIn, launchBrowser, type TestBrowser } from '../support/browser.ts';
 import { startGateway, type Harness } from '../support/gateway-harness.ts';
 import { startTestIdp, type TestIdp, type TestUser } from '../support/oidc-idp.ts';
 import { tempDir } from '../support/processes.ts';
 import { ALICE, BOB } from '../support/sign-in-gateway.ts';
+import { numberedDirs } from './environment.ts';
 import { STUB_FORMAT, UPSTREAM_SECRETS } from './routes.ts';
 import { startTap, type Tap } from './tap.ts';
 import { ScriptedUpstream } from './upstream/scripted-upstream.ts';
@@ -74,7 +74,6 @@ export async function startSignInEnvironment(label: string, identity: Record<str
   tap.retarget(gateway.url);
   await idp.allowRedirect(`${tap.url}/oauth/callback`);
   const browser = await launchBrowser();
-  let dirs = 0;
   return {
     url: tap.url,
     idp,
@@ -82,28 +81,9 @@ export async function startSignInEnvironment(label: string, identity: Record<str
     tap,
     stubs,
     browser,
-    dir(name) {
-      const path = join(root, `${String(++dirs).padStart(3, '0')}-${name}`);
-      mkdirSync(path, { recursive: true });
-      return path;
-    },
+    dir: numberedDirs(root),
     advance: (ms) => void (offset += ms),
-    async approve(link, user) {
-      const { context, page, problems } = await browser.newPage();
-      try {
-        await page.goto(link);
-        await page.click('button[type=submit]');
-        await page.click('button[value=approve]');
-        await page.fill('#username', user.sub);
-        await page.fill('#password', user.password);
-        await page.click('#sign-in');
-        await page.waitForSelector('h1:has-text("Signed in")');
-        if (problems.length > 0) throw new Error(`the sign-in pages had problems: ${problems.join('; ')}`);
-        return (await page.textContent('body')) ?? '';
-      } finally {
-        await context.close();
-      }
-    },
+    approve: (link, user) => approveSignIn(browser, link, user),
     async close() {
       await browser.close();
       await tap.close();

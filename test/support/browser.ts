@@ -41,3 +41,25 @@ export async function launchBrowser(): Promise<TestBrowser> {
     },
   };
 }
+
+/**
+ * A person's part of a device sign-in, in a fresh context: the verification link (the code
+ * filled in), Continue, Approve, the IdP's form (test/support/oidc-idp.ts), back at the
+ * gateway's "Signed in" page. Returns that page's text; page errors and CSP violations throw.
+ */
+export async function approveSignIn(browser: TestBrowser, link: string, user: { sub: string; password: string }): Promise<string> {
+  const { context, page, problems } = await browser.newPage();
+  try {
+    await page.goto(link);
+    await page.click('button[type=submit]');
+    await page.click('button[value=approve]');
+    await page.fill('#username', user.sub);
+    await page.fill('#password', user.password);
+    await page.click('#sign-in');
+    await page.waitForSelector('h1:has-text("Signed in")');
+    if (problems.length > 0) throw new Error(`the sign-in pages had problems: ${problems.join('; ')}`);
+    return (await page.textContent('body')) ?? '';
+  } finally {
+    await context.close();
+  }
+}

@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import tls from 'node:tls';
 import { installHelper, nthOpenedLink, runHelper, type HelperHome } from '../support/login-helper.ts';
 import { ALICE, BOB, messagesWith } from '../support/sign-in-gateway.ts';
 import { refresh } from '../support/sign-in.ts';
@@ -16,8 +17,10 @@ import type { TestUser } from '../support/oidc-idp.ts';
 /**
  * Claude Code signing in to the gateway with its own /login (the TUI, driven through tmux), as
  * the gateway protocol describes it, and Claude Code with the login helper as its apiKeyHelper.
- * The cells run in order on one environment: sign in, a turn, /logout; another person signed in
- * and removed at the IdP; the helper.
+ * The gateway is reached over https, as /login needs it deployed: a TLS front on loopback (a
+ * private address) with a certificate from a test CA the CLIs trust (NODE_EXTRA_CA_CERTS, as a
+ * company's CA is installed on its machines). The cells run in order on one environment: sign
+ * in, a turn, /usage, /logout; another person signed in and removed at the IdP; the helper.
  */
 const book = new CellBook('claude-code', CLAUDE.name, CLAUDE.version);
 const CELL_TIMEOUT_MS = 150_000;
@@ -26,7 +29,7 @@ let env: SignInEnvironment;
 beforeAll(async () => {
   assertIsolated();
   // 5-minute tokens: Claude Code refreshes when less than 5 minutes are left, so before each request.
-  env = await startSignInEnvironment('claude-sign-in', { accessTokenMinutes: 5 });
+  env = await startSignInEnvironment('claude-sign-in', { accessTokenMinutes: 5 }, { https: true });
 }, 90_000);
 
 afterAll(async () => {
@@ -59,7 +62,7 @@ async function startClaude(): Promise<Session> {
   const tui = await startTui({
     binary: CLAUDE.binary,
     args: [],
-    env: claudeEnv({}, home, { TERM: 'xterm-256color', BROWSER: browser, ANTHROPIC_MODEL: CLAUDE_MODEL, ANTHROPIC_DEFAULT_HAIKU_MODEL: CLAUDE_SMALL_MODEL }),
+    env: claudeEnv({}, home, { TERM: 'xterm-256color', BROWSER: browser, ANTHROPIC_MODEL: CLAUDE_MODEL, ANTHROPIC_DEFAULT_HAIKU_MODEL: CLAUDE_SMALL_MODEL, NODE_EXTRA_CA_CERTS: env.caFile }),
     cwd,
     dir: env.dir('claude-tui'),
     managedSettings: { forceLoginMethod: 'gateway', forceLoginGatewayUrl: `${env.url}/first` },
@@ -108,7 +111,19 @@ async function signIn(current: Session, user: TestUser): Promise<{ code: string;
   return { code, link, page, screens };
 }
 
-function credentials(home: string): { enterpriseGateway?: { url: string; jwt: string; idpRefreshToken?: string; email?: string; revocationEndpoint?: string } } {
+/** The SHA-256 fingerprint (lowercase hex) of the leaf certificate an https origin serves. */
+function leafFingerprint(origin: string): Promise<string> {
+  const { hostname, port } = new URL(origin);
+  return new Promise((resolve, reject) => {
+    const socket = tls.connect({ host: hostname, port: Number(port), ca: readFileSync(env.caFile as string) }, () => {
+      resolve(socket.getPeerCertificate().fingerprint256.replace(/:/g, '').toLowerCase());
+      socket.end();
+    });
+    socket.on('error', reject);
+  });
+}
+
+function credentials(home: string): { gatewayTrust?: Record<string, string>; enterpriseGateway?: { url: string; jwt: string; idpRefreshToken?: string; email?: string; revocationEndpoint?: string } } {
   return JSON.parse(readFileSync(join(home, '.claude', '.credentials.json'), 'utf8'));
 }
 
@@ -121,6 +136,8 @@ describe(book.title, () => {
       session = await startClaude();
       const { code, link, page, screens } = await signIn(session, ALICE);
       expect(screens[0]).toContain(`Gateway:  ${env.url}/first`);
+      // First contact: the fingerprint shown is that of the certificate the gateway's host serves.
+      expect(screens[1]).toContain(`Certificate fingerprint (SHA-256): ${(await leafFingerprint(env.url)).slice(0, 16)}…`);
       expect(screens[2]).toContain(`${env.url}/device`);
       expect(screens[2]).toContain('Sign in with your Example Corp account.');
       expect(link).toBe(`${env.url}/device?user_code=${code}`);
@@ -139,6 +156,8 @@ describe(book.title, () => {
       const tokens = lastTokens();
       expect(credentials(session.home).enterpriseGateway).toMatchObject({ url: `${env.url}/first`, jwt: tokens.access_token, idpRefreshToken: tokens.refresh_token, email: ALICE.email, revocationEndpoint: `${env.url}/oauth/revoke` });
       expect(env.gateway.logs).toContainEqual(expect.objectContaining({ msg: 'audit', type: 'sign_in', sub: ALICE.sub, surface: 'claude_code' }));
+      // The certificate pinned for the host is the one it serves (the protocol's trust on first use).
+      expect(credentials(session.home).gatewayTrust).toEqual({ '127.0.0.1': await leafFingerprint(env.url) });
     });
 
     cell(S.turn, async () => {
@@ -189,11 +208,12 @@ describe(book.title, () => {
         [{ token: access }, 200],
         [{ token: refreshToken, token_type_hint: 'refresh_token' }, 200],
       ]);
-      const refused = await messagesWith(env.url, access);
+      // (The test's own requests go to the tap, behind the TLS front: the same gateway.)
+      const refused = await messagesWith(env.tap.url, access);
       expect(refused.status).toBe(401);
       expect(refused.headers.get('x-should-retry')).toBe('false');
       expect(JSON.parse(refused.body)).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
-      expect(await refresh(env.url, refreshToken)).toMatchObject({ status: 401, body: { error: 'invalid_grant' } });
+      expect(await refresh(env.tap.url, refreshToken)).toMatchObject({ status: 401, body: { error: 'invalid_grant' } });
       expect(env.gateway.logs).toContainEqual(expect.objectContaining({ msg: 'audit', type: 'session_revoked', sub: ALICE.sub, reason: 'sign_out' }));
       await session.tui.close();
       session = undefined;
@@ -219,11 +239,13 @@ describe(book.title, () => {
     });
 
     cell(S.helper, async () => {
-      const helper = await installHelper(env.url, env.dir('helper'));
-      const login = runHelper(helper, [env.url]);
+      // Downloaded through the tap (the same bytes); signed in to the https origin, whose CA the machine trusts.
+      const helper = await installHelper(env.tap.url, env.dir('helper'));
+      const trustCa = { NODE_EXTRA_CA_CERTS: env.caFile as string };
+      const login = runHelper(helper, [env.url], trustCa);
       await env.approve(await nthOpenedLink(helper, 1), ALICE);
       expect((await login).code).toBe(0);
-      const token = (await runHelper(helper, ['token', env.url])).stdout.trim();
+      const token = (await runHelper(helper, ['token', env.url], trustCa)).stdout.trim();
 
       const { home, cwd } = claudeHome();
       mkdirSync(join(home, '.claude'), { recursive: true });
@@ -237,6 +259,7 @@ describe(book.title, () => {
         env: claudeEnv({}, home, {
           PATH: helper.path,
           XDG_CONFIG_HOME: helper.configHome,
+          ...trustCa,
           ANTHROPIC_MODEL: CLAUDE_MODEL,
           ANTHROPIC_DEFAULT_HAIKU_MODEL: CLAUDE_SMALL_MODEL,
           // Model discovery: GET /first/v1/models with x-api-key alone (it needs nonessential traffic allowed).

@@ -17,7 +17,7 @@ export interface TestBrowser {
  * launches every browser with a new temporary user-data directory). `problems`
  * collects page errors and Content-Security-Policy violations, which the tests expect to be none.
  */
-export async function launchBrowser(): Promise<TestBrowser> {
+export async function launchBrowser(options: { ignoreHTTPSErrors?: boolean } = {}): Promise<TestBrowser> {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -27,7 +27,7 @@ export async function launchBrowser(): Promise<TestBrowser> {
   return {
     browser,
     async newPage() {
-      const context = await browser.newContext();
+      const context = await browser.newContext({ ignoreHTTPSErrors: options.ignoreHTTPSErrors === true });
       const page = await context.newPage();
       const problems: string[] = [];
       page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));

@@ -13,7 +13,10 @@ const exec = promisify(execFile);
  *
  * `managedSettings` puts a managed-settings.json at /etc/claude-code/ for this program only: it
  * runs in a private mount namespace where /etc is an overlay whose upper layer (on a tmpfs) holds
- * the file. The machine's own /etc is never written, and nothing else sees the file.
+ * the file. The machine's own /etc is never written, and nothing else sees the file (util-linux
+ * unshare makes the new namespace's mounts private, so the overlay does not propagate back).
+ * Claude Code 2.1.332 reads the gateway sign-in keys only from there: given through
+ * CLAUDE_CODE_MANAGED_SETTINGS_PATH or --managed-settings, its /login ignored them.
  */
 export interface TuiOptions {
   binary: string;

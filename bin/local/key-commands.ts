@@ -2,7 +2,7 @@ import type { DynamoKeyStore } from '../../lambda/auth/key-store.ts';
 import { mintKey } from '../../lambda/auth/issue-key.ts';
 import type { KeyLimits, KeyRecord } from '../../lambda/auth/key-table.ts';
 import { formatUsd, microToUsd } from '../../lambda/usage/cost.ts';
-import { COUNTERS } from '../../lambda/usage/usage-table.ts';
+import { COUNTERS, isPersonAccount } from '../../lambda/usage/usage-table.ts';
 import { totalTokens, type DayUsage, type DynamoUsageStore, type UsageTotals } from '../../lambda/usage/usage-store.ts';
 import { clientSetup, setupText } from './setup-text.ts';
 import { UsageError } from './key-options.ts';
@@ -171,7 +171,8 @@ export async function keyUsage(store: DynamoKeyStore, usage: DynamoUsageStore, i
 export async function usageSummary(store: DynamoKeyStore, usage: DynamoUsageStore, since: string, out: Output): Promise<void> {
   const names = new Map((await store.list()).map((record) => [record.id, record.name]));
   const perKey = new Map<string, UsageTotals>();
-  for (const day of await usage.allDays(since)) perKey.set(day.keyId, add(perKey.get(day.keyId) ?? { ...ZERO }, day as DayUsage));
+  // People's accounts (person#<sub>) add up the same spend again: only keys are listed here.
+  for (const day of await usage.allDays(since)) if (!isPersonAccount(day.keyId)) perKey.set(day.keyId, add(perKey.get(day.keyId) ?? { ...ZERO }, day as DayUsage));
   const rows = [...perKey].sort(([a], [b]) => a.localeCompare(b)).map(([id, totals]) => ({ id, name: names.get(id) ?? '(deleted)', ...withDollars(totals), totalTokens: totalTokens(totals) }));
   if (out.json) return out.print(JSON.stringify({ since, keys: rows }));
   out.print(`Usage of all keys since ${since}:\n${HEADER}`);

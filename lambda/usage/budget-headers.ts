@@ -14,7 +14,7 @@ export const UNIFIED = 'anthropic-ratelimit-unified-';
 const THRESHOLDS = [0.95, 0.75] as const;
 
 /** The Claude apps gateway's period names (`daily`, `weekly`, `monthly`). */
-const PERIOD_NAMES: Record<BudgetPeriod, string> = { day: 'daily', month: 'monthly' };
+const PERIOD_NAMES: Record<BudgetPeriod, string> = { day: 'daily', week: 'weekly', month: 'monthly' };
 
 export interface BudgetCap {
   kind: 'usd' | 'tokens';

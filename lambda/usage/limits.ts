@@ -2,20 +2,41 @@ import type { KeyLimits } from '../auth/key-table.ts';
 import { totalTokens, type DayUsage } from './usage-store.ts';
 import { utcDay } from './usage-table.ts';
 
-export type BudgetPeriod = 'day' | 'month';
+/** Budget and cap periods: the UTC day, the week from Monday 00:00 UTC, the calendar month. */
+export type BudgetPeriod = 'day' | 'week' | 'month';
+
+const DAY_MS = 86_400_000;
 
 /** The first day of the UTC month `at` is in (budgets by month read from here). */
 export function monthStart(at: Date): string {
   return `${utcDay(at).slice(0, 7)}-01`;
 }
 
+/** The Monday (UTC) of the week `at` is in. */
+export function weekStart(at: Date): string {
+  const day = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate());
+  return utcDay(new Date(day - ((at.getUTCDay() + 6) % 7) * DAY_MS));
+}
+
+/**
+ * The first day whose items `usageInPeriods` needs: the month's first, or the week's Monday when
+ * the week began in the previous month. Read an account's days from here.
+ */
+export function periodsStart(at: Date): string {
+  const week = weekStart(at);
+  const month = monthStart(at);
+  return week < month ? week : month;
+}
+
 export function secondsUntilNextMinute(at: Date): number {
   return 60 - at.getUTCSeconds();
 }
 
-/** When the UTC day or calendar month `at` is in ends (epoch ms): a budget's reset. */
+/** When the UTC day, week or calendar month `at` is in ends (epoch ms): a budget's reset. */
 export function periodEnd(period: BudgetPeriod, at: Date): number {
-  return period === 'day' ? Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate() + 1) : Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1);
+  if (period === 'day') return Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate() + 1);
+  if (period === 'week') return Date.parse(`${weekStart(at)}T00:00:00Z`) + 7 * DAY_MS;
+  return Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1);
 }
 
 function secondsUntil(at: Date, next: number): number {
@@ -32,22 +53,26 @@ export interface PeriodUse {
   costMicroUsd: number;
 }
 
-/** Tokens and spend of today and of this month, from the key's day items (any models). */
+/**
+ * Tokens and spend of today, this week and this month, from an account's day items (any models;
+ * read them from `periodsStart(at)`, or the week may miss its days of the previous month).
+ */
 export function usageInPeriods(days: readonly DayUsage[], at: Date): Record<BudgetPeriod, PeriodUse> {
   const today = utcDay(at);
+  const week = weekStart(at);
+  const nextWeek = utcDay(new Date(periodEnd('week', at)));
   const month = today.slice(0, 7);
-  const use = { day: { tokens: 0, costMicroUsd: 0 }, month: { tokens: 0, costMicroUsd: 0 } };
+  const use = { day: { tokens: 0, costMicroUsd: 0 }, week: { tokens: 0, costMicroUsd: 0 }, month: { tokens: 0, costMicroUsd: 0 } };
+  const add = (into: PeriodUse, tokens: number, cost: number) => {
+    into.tokens += tokens;
+    into.costMicroUsd += cost;
+  };
   for (const usage of days) {
     const tokens = totalTokens(usage);
     const cost = usage.costMicroUsd ?? 0;
-    if (usage.day === today) {
-      use.day.tokens += tokens;
-      use.day.costMicroUsd += cost;
-    }
-    if (usage.day.startsWith(month)) {
-      use.month.tokens += tokens;
-      use.month.costMicroUsd += cost;
-    }
+    if (usage.day === today) add(use.day, tokens, cost);
+    if (usage.day >= week && usage.day < nextWeek) add(use.week, tokens, cost);
+    if (usage.day.startsWith(month)) add(use.month, tokens, cost);
   }
   return use;
 }

@@ -39,6 +39,17 @@ export function utcDay(at: Date): string {
   return at.toISOString().slice(0, 10);
 }
 
+const PERSON_ACCOUNT = 'person#';
+
+/** The usage account of a person (their IdP `sub`): beside the key accounts, never mistaken for one (key ids start with `key_`). */
+export function personAccount(sub: string): string {
+  return `${PERSON_ACCOUNT}${sub}`;
+}
+
+export function isPersonAccount(accountId: string): boolean {
+  return accountId.startsWith(PERSON_ACCOUNT);
+}
+
 export function dayPeriod(day: string, model: string): string {
   return `DAY#${day}#${model}`;
 }

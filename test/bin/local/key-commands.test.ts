@@ -3,7 +3,7 @@ import { createKey, keyUsage, listKeys, updateKey, usageSummary, type Output } f
 import { parseLimits } from '../../../bin/local/key-options.ts';
 import { DynamoKeyStore } from '../../../lambda/auth/key-store.ts';
 import { DynamoUsageStore } from '../../../lambda/usage/usage-store.ts';
-import { counterValues, utcDay } from '../../../lambda/usage/usage-table.ts';
+import { counterValues, personAccount, utcDay } from '../../../lambda/usage/usage-table.ts';
 
 /** The key commands against dynalite: dollar budgets stored and changed, spend reported. */
 describe('key commands: dollar budgets and spend', () => {
@@ -49,6 +49,8 @@ describe('key commands: dollar budgets and spend', () => {
     await usage.add(id, day, 'claude-sonnet-5', counterValues({ inputTokens: 12, outputTokens: 850, cacheReadTokens: 45_000, cacheWriteTokens: 3_000, cacheWrite1hTokens: 3_000 }, 29_524), at);
     await usage.add(id, day, 'claude-sonnet-5', counterValues({ inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0 }, 70), at);
     await usage.add(id, day, 'gpt-5.5', counterValues(undefined), at);
+    // The key's owner was charged the same: the summary lists keys only.
+    await usage.add(personAccount('erin-sub'), day, 'claude-sonnet-5', counterValues(undefined, 29_594), at);
 
     const json = capture(true);
     await keyUsage(store, usage, id, '2000-01-01', json.out);
@@ -66,6 +68,8 @@ describe('key commands: dollar budgets and spend', () => {
 
     const summary = capture(true);
     await usageSummary(store, usage, '2000-01-01', summary.out);
-    expect(JSON.parse(summary.lines[0] as string).keys).toContainEqual(expect.objectContaining({ id, name: 'erin', costMicroUsd: 29_594, costUsd: 0.029594 }));
+    const keys = JSON.parse(summary.lines[0] as string).keys as { id: string }[];
+    expect(keys).toContainEqual(expect.objectContaining({ id, name: 'erin', costMicroUsd: 29_594, costUsd: 0.029594 }));
+    expect(keys.map((key) => key.id)).not.toContain(personAccount('erin-sub'));
   });
 });

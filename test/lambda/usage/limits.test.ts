@@ -1,5 +1,5 @@
 import { day } from './day-usage.ts';
-import { exhaustedBudget, exhaustedSpend, hasBudget, periodEnd, usageInPeriods } from '../../../lambda/usage/limits.ts';
+import { exhaustedBudget, exhaustedSpend, hasBudget, periodEnd, periodsStart, usageInPeriods, weekStart } from '../../../lambda/usage/limits.ts';
 
 
 const NOW = new Date('2026-11-21T22:00:00Z');
@@ -47,10 +47,35 @@ describe('dollar budgets', () => {
   test('usage per period and whether a key needs its usage read', () => {
     expect(usageInPeriods([day('2026-11-21', { inputTokens: 5, costMicroUsd: 7 }), day('2026-11-02', { outputTokens: 1, costMicroUsd: 3 })], NOW)).toEqual({
       day: { tokens: 5, costMicroUsd: 7 },
+      week: { tokens: 5, costMicroUsd: 7 },
       month: { tokens: 6, costMicroUsd: 10 },
     });
     expect(hasBudget({ microUsdPerMonth: 1 })).toBe(true);
     expect(hasBudget({ requestsPerMinute: 5, maxOutputTokens: 10 })).toBe(false);
     expect(hasBudget(undefined)).toBe(false);
+  });
+});
+
+describe('the week: from Monday 00:00 UTC', () => {
+  test('starts on the Monday, whatever the day, and ends seven days later', () => {
+    // 2026-11-16 is a Monday; 2026-11-22 the Sunday after.
+    expect(weekStart(new Date('2026-11-16T00:00:00Z'))).toBe('2026-11-16');
+    expect(weekStart(new Date('2026-11-15T23:59:59.999Z'))).toBe('2026-11-09');
+    expect(weekStart(new Date('2026-11-22T23:59:59Z'))).toBe('2026-11-16');
+    expect(weekStart(NOW)).toBe('2026-11-16');
+    expect(periodEnd('week', NOW)).toBe(Date.parse('2026-11-23T00:00:00Z'));
+    expect(periodEnd('week', new Date('2026-11-23T00:00:00Z'))).toBe(Date.parse('2026-11-30T00:00:00Z'));
+  });
+
+  test('a week that began last month: read from its Monday, counted apart from the month', () => {
+    const wednesday = new Date('2026-12-02T10:00:00Z');
+    expect(periodsStart(wednesday)).toBe('2026-11-30');
+    expect(periodsStart(NOW)).toBe('2026-11-01');
+    const days = [day('2026-11-29', { costMicroUsd: 1 }), day('2026-11-30', { costMicroUsd: 10, inputTokens: 3 }), day('2026-12-01', { costMicroUsd: 100 }), day('2026-12-02', { costMicroUsd: 1000, outputTokens: 4 })];
+    expect(usageInPeriods(days, wednesday)).toEqual({
+      day: { tokens: 4, costMicroUsd: 1000 },
+      week: { tokens: 7, costMicroUsd: 1110 },
+      month: { tokens: 4, costMicroUsd: 1100 },
+    });
   });
 });

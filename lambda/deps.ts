@@ -5,6 +5,7 @@ import type { IdentityDoor } from './identity/index.ts';
 import type { CredentialSource } from './upstream/credentials.ts';
 import type { UpstreamHealth } from './upstream/upstream-health.ts';
 import type { PriceBook } from './usage/prices.ts';
+import type { SpendReaders } from './usage/spend-standing.ts';
 import type { UsageRecorder } from './usage/usage-recorder.ts';
 
 /** The key-table operations the request path needs. */
@@ -22,6 +23,8 @@ export interface GatewayDeps {
   health: UpstreamHealth;
   /** Per-key usage metering and limits; without it nothing is metered and only the output ceiling applies. */
   usage?: Pick<UsageRecorder, 'record' | 'admitRequest' | 'days' | 'acquireLease' | 'releaseLease'>;
+  /** What groups have spent (the group rollups), for group pools; absent: pools cannot be checked and a person with one is refused (fail closed). */
+  poolSpend?: SpendReaders['pools'];
   /** Prices per model (the built-in table plus the routing config's `prices`). */
   prices: PriceBook;
   settings: Settings;

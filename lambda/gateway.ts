@@ -13,7 +13,7 @@ import { requestContext } from './middleware/request-context.ts';
 import type { GatewayMiddleware } from './middleware/types.ts';
 import { requestLogLine } from './observability/request-log.ts';
 import { responseEnded, stateOf, type GatewayContext } from './request-state.ts';
-import { accountOf, chargeableUsage, isMetered, requestCost } from './usage/metering.ts';
+import { accountsOf, chargeableUsage, isMetered, requestCost } from './usage/metering.ts';
 
 type Request = Parameters<NonNullable<GatewayMiddleware['before']>>[0];
 
@@ -49,7 +49,9 @@ export function createGateway(deps: GatewayDeps) {
         const cost = requestCost(usage, state, deps.prices);
         state.priceSource = cost.source;
         state.costMicroUsd = cost.costMicroUsd;
-        recorded = deps.usage.record(accountOf(state) as string, state.model as string, usage, new Date(), state.costMicroUsd).then(
+        const usageRecorder = deps.usage;
+        const at = new Date();
+        recorded = Promise.all(accountsOf(state).map((account) => usageRecorder.record(account, state.model as string, usage, at, state.costMicroUsd))).then(
           () => (state.usageWriteMs = Date.now() - (state.respondedAt as number)),
           (error: unknown) => {
             state.usageRecordFailed = error instanceof Error ? error.message : String(error);

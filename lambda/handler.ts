@@ -96,11 +96,15 @@ function identityDoor(config: IdentityConfig, tableName: string): IdentityDoor {
         config,
         tableName,
         dynamo,
-        secret: secretId ? secretFromSecretsManager(bareSecretReader({ region }), secretId, config.clientSecretEnv) : secretFromFile(secretFile as string, env, config.clientSecretEnv),
+        secret: secretId
+          ? secretFromSecretsManager(bareSecretReader({ region }), secretId, config.clientSecretEnv, config.otlp?.headersEnv)
+          : secretFromFile(secretFile as string, env, config.clientSecretEnv, config.otlp?.headersEnv),
         // A Function URL's domain is AWS's; npm start's local server names the address it listens on (plain http, loopback).
         originOf: (event) => `${localStore ? 'http' : 'https'}://${event.requestContext.domainName}`,
         log,
         cacheSeconds: settings.sessionCacheSeconds,
+        ...(usage ? { spend: { days: (account: string, from: string) => usage.days(account, from) } } : {}),
+        fetch: nodeHttpFetch,
       });
     }));
   return {

@@ -17,7 +17,7 @@ export type RouteName =
   | 'identity';
 
 /** The sign-in room's endpoints; lambda/identity/index.ts maps each to its module. */
-export type IdentityEndpoint = 'metadata' | 'device_authorization' | 'token' | 'revoke' | 'device' | 'callback';
+export type IdentityEndpoint = 'metadata' | 'device_authorization' | 'token' | 'revoke' | 'device' | 'callback' | 'managed_settings' | 'usage' | 'telemetry';
 
 export interface Route {
   name: RouteName;
@@ -30,6 +30,9 @@ export interface Route {
 
 /** Unauthenticated sign-in requests carry at most this much body (the form posts). */
 export const FORM_BODY_BYTES = 16 * 1024;
+
+/** Telemetry posts (OTLP/HTTP, bearer) carry at most this much body. */
+export const TELEMETRY_BODY_BYTES = 1024 * 1024;
 
 type MethodTable = Readonly<Record<string, RouteName>>;
 
@@ -61,6 +64,8 @@ const TABLE: Record<'first' | 'second', Readonly<Record<string, MethodTable>>> =
  * origin it was given (a gateway reached under another name, e.g. localhost vs 127.0.0.1).
  */
 const OPEN = { bearer: false } as const;
+const BEARER = { bearer: true } as const;
+const TELEMETRY = { endpoint: 'telemetry', bearer: true, maxBodyBytes: TELEMETRY_BODY_BYTES } as const;
 /** An identity path's entry: its endpoint, whether a bearer is needed, its body allowance (open routes: FORM_BODY_BYTES). */
 interface IdentityPath {
   endpoint: IdentityEndpoint;
@@ -79,6 +84,12 @@ const IDENTITY_PATHS: Readonly<Record<string, Readonly<Record<string, IdentityPa
   '/first/oauth/revoke': { POST: { endpoint: 'revoke', ...OPEN } },
   '/device': { GET: { endpoint: 'device', ...OPEN }, POST: { endpoint: 'device', ...OPEN } },
   '/oauth/callback': { GET: { endpoint: 'callback', ...OPEN } },
+  // Claude Code's fixed paths under its gateway base (`<host>/first`): policy, usage, telemetry.
+  '/first/managed/settings': { GET: { endpoint: 'managed_settings', ...BEARER } },
+  '/first/api/oauth/usage': { GET: { endpoint: 'usage', ...BEARER } },
+  '/first/v1/metrics': { POST: TELEMETRY },
+  '/first/v1/logs': { POST: TELEMETRY },
+  '/first/v1/traces': { POST: TELEMETRY },
 };
 
 /** Endpoints whose errors are OAuth error bodies (RFC 6749 §5.2), not a model API's envelope. */

@@ -24,7 +24,7 @@ function run(event: LambdaFunctionURLEvent, state: RequestState, deps: GatewayDe
     case 'messages_models':
       return listMessagesModels(deps.router, state);
     case 'responses_models':
-      return listResponsesModels(deps.router, state);
+      return listResponsesModels(deps.router, state, new URLSearchParams(event.rawQueryString ?? ''));
     case 'probe':
       return { statusCode: 200, headers: {}, body: '' };
     case 'identity':

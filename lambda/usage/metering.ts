@@ -4,6 +4,7 @@ import type { RequestState } from '../request-state.ts';
 import { costMicroUsd } from './cost.ts';
 import { SERVER_TOOL_MICRO_USD, tierMultiplier, UNKNOWN_SERVER_TOOL_MICRO_USD, US_ONLY_INFERENCE_MULTIPLIER } from './premium-prices.ts';
 import type { PriceBook, PriceMatch } from './prices.ts';
+import { personAccount } from './usage-table.ts';
 
 /**
  * How a response ends when the client did not get it whole: the client left, stopped reading
@@ -24,13 +25,24 @@ export function isMetered(state: RequestState): boolean {
 }
 
 /**
- * The usage-table account a request is charged to: its key, else the signed-in person
- * (`person#<sub>`, docs/sign-in.md). Undefined for requests that act for nobody.
+ * The usage-table account a request is known by (conversation stickiness): its key, else the
+ * signed-in person (`person#<sub>`, docs/sign-in.md). Undefined for requests that act for nobody.
  */
 export function accountOf(state: RequestState): string | undefined {
-  if (state.key) return state.key.id;
-  const sub = state.principal?.kind === 'session' ? state.principal.person?.sub : undefined;
-  return sub === undefined ? undefined : `person#${sub}`;
+  return accountsOf(state)[0];
+}
+
+/**
+ * Every usage-table account a request is charged to: its key, and the person it acts for (a
+ * signed-in session's, or the owner of a key tied to a person), so a person's caps count what
+ * they spend through their keys too.
+ */
+export function accountsOf(state: Pick<RequestState, 'key' | 'principal'>): string[] {
+  const accounts: string[] = [];
+  if (state.key) accounts.push(state.key.id);
+  const sub = state.principal?.person?.sub;
+  if (sub !== undefined) accounts.push(personAccount(sub));
+  return accounts;
 }
 
 /** The routes that cost tokens: budgets are charged by them, and their output ceiling is clamped. */

@@ -32,7 +32,7 @@ export interface HarnessOptions {
   /** The local server's limits and timeouts (bin/local/function-url-server.ts). */
   server?: Partial<Omit<FunctionUrlServerOptions, 'maxBodyBytes' | 'functionTimeoutMs'>>;
   /** With a config that has `identity`: the IdP client secret, and a clock for the sign-in room. */
-  identity?: { clientSecret?: string; now?: () => number };
+  identity?: { clientSecret?: string; now?: () => number; otlpHeaders?: string };
 }
 
 export interface Harness {
@@ -65,7 +65,7 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
     keyTable: name('keys'),
     usageTable: name('usage'),
     identityTable: name('identity'),
-    identitySecret: { tokenKey: newTokenKey(), ...(options.identity?.clientSecret ? { clientSecret: options.identity.clientSecret } : {}) },
+    identitySecret: { tokenKey: newTokenKey(), ...(options.identity?.clientSecret ? { clientSecret: options.identity.clientSecret } : {}), ...(options.identity?.otlpHeaders ? { otlpHeaders: options.identity.otlpHeaders } : {}) },
   };
   const dynamo = localDynamo(storeInfo.endpoint);
   if (!shared) {
@@ -95,6 +95,8 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
         log,
         cacheSeconds: settings.sessionCacheSeconds,
         ...(options.identity?.now ? { now: options.identity.now } : {}),
+        spend: { days: (account: string, from: string) => recorder.days(account, from) },
+        fetch: options.fetch ?? nodeHttpFetch,
       })
     : undefined;
   const deps: GatewayDeps = {

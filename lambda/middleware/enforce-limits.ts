@@ -36,6 +36,8 @@ export function enforceLimits(deps: GatewayDeps): GatewayMiddleware {
       const now = new Date();
       const metered = deps.usage !== undefined && hasSpendLimits(subject);
       const slots = deps.usage && runsModel(state) ? takeSlots(state, deps, subject, now) : undefined;
+      // Awaited below; a failure while the spend is being read is not an unhandled rejection.
+      slots?.catch(() => undefined);
       try {
         if (metered) await refuseSpent(state, deps, subject, now);
       } catch (error) {
@@ -43,7 +45,14 @@ export function enforceLimits(deps: GatewayDeps): GatewayMiddleware {
         await slots?.catch(() => undefined);
         throw error;
       }
-      const refused = await slots;
+      let refused;
+      try {
+        refused = await slots;
+      } catch (error) {
+        // The leases live beside the spend counters: one that cannot be taken fails closed the same way.
+        delete state.answerHeaders;
+        throw spendUnreadable(state.family, error);
+      }
       if (refused) {
         throw new GatewayError('rate_limit', `${refused.who} already has ${refused.cap} requests in progress, the most it may have at once; retry when one has finished.`, {
           headers: { 'retry-after': String(IN_FLIGHT_RETRY_SECONDS) },

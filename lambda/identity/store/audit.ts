@@ -16,6 +16,8 @@ export type AuditType =
   | 'refresh_reuse'
   /** A session ended: sign-out (RFC 7009), an operator, or the IdP. */
   | 'session_revoked'
+  /** An operator changed a person's own spend caps (`detail`: before and after). */
+  | 'person_caps_changed'
   /** A request refused by a per-IP limit, a verification page post from another site, an unknown code: a log line only (below). */
   | 'request_refused';
 
@@ -61,7 +63,7 @@ export class AuditLog {
   async record(event: AuditEvent, nowMs: number): Promise<void> {
     const at = new Date(nowMs).toISOString();
     const fields = Object.fromEntries(Object.entries(event).filter(([, value]) => value !== undefined)) as Record<string, string>;
-    const level = event.type === 'sign_in' || event.type === 'session_revoked' ? 'info' : 'warn';
+    const level = event.type === 'sign_in' || event.type === 'session_revoked' || event.type === 'person_caps_changed' ? 'info' : 'warn';
     this.#log(JSON.stringify({ timestamp: at, level, msg: 'audit', ...fields }));
     if (LOG_ONLY.has(event.type)) return;
     const item: Item = { at: S(at), expiresAt: N(epochSeconds(nowMs) + AUDIT_DAYS * 86_400) };

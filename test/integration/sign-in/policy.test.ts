@@ -2,6 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { IdentityOperations } from '../../../lambda/identity/operators.ts';
 import { localDynamo } from '../../../bin/local/embedded-store.ts';
+import { logOf } from '../../support/gateway-harness.ts';
 import { signIn } from '../../support/sign-in.ts';
 import { ALICE, BOB, startSignInGateway, type SignInSetup } from '../../support/sign-in-gateway.ts';
 
@@ -78,9 +79,9 @@ describe('allowed and denied models, on every route that names one', () => {
 
   test('no upstream call and no charge for a refused model', async () => {
     const refused = await post('/first/v1/messages', bob, messages('claude-sonnet-5'));
-    const line = setup.gateway.logs.find((entry) => entry.requestId === refused.headers.get('request-id'));
+    const line = await logOf(setup.gateway, refused.headers.get('request-id'));
     expect(line).toMatchObject({ status: 400 });
-    expect(line?.upstream).toBeUndefined();
+    expect(line.upstream).toBeUndefined();
   });
 });
 

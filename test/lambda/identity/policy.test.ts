@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { IdentityConfigSchema } from '../../../lambda/config/identity-schema.ts';
 import { parseRoutingConfig } from '../../../lambda/config/routing.ts';
+import { expectedChecksum } from '../../support/managed-settings.ts';
 import { effectiveCaps, mergeSettings, parseOverrides, resolvePolicy, settingsChecksum, settingsUuid } from '../../../lambda/identity/policy.ts';
 
 const config = (extra: Record<string, unknown>) => IdentityConfigSchema.parse({ issuer: 'https://idp.example.com', clientId: 'gw', ...extra });
@@ -106,20 +107,9 @@ describe('policies: the first entry meeting the groups, merged onto the base', (
 });
 
 describe('the managed settings checksum', () => {
-  /** Canonical JSON written out by hand: sorted keys at every level, no whitespace (the protocol's words), not the code under test's way. */
-  function canonical(value: unknown): string {
-    if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-    if (value !== null && typeof value === 'object') {
-      const entries = Object.keys(value).sort().map((name) => `${JSON.stringify(name)}:${canonical((value as Record<string, unknown>)[name])}`);
-      return `{${entries.join(',')}}`;
-    }
-    return JSON.stringify(value);
-  }
-
   test('sha256: and the hex SHA-256 of the key-sorted compact JSON', () => {
     const settings = { permissions: { deny: ['WebFetch'], allow: ['Read', 'Bash(git:*)'] }, env: { ZED: '1', ALPHA: 'é ✓' }, availableModels: ['haiku', 'sonnet'], model: 'sonnet', cleanupPeriodDays: 7, flag: true, none: null };
-    const expected = `sha256:${createHash('sha256').update(canonical(settings)).digest('hex')}`;
-    expect(settingsChecksum(settings)).toBe(expected);
+    expect(settingsChecksum(settings)).toBe(expectedChecksum(settings));
     expect(settingsChecksum({})).toBe(`sha256:${createHash('sha256').update('{}').digest('hex')}`);
     // Order of members does not matter; any value does.
     expect(settingsChecksum({ b: 1, a: { d: 2, c: 3 } })).toBe(settingsChecksum({ a: { c: 3, d: 2 }, b: 1 }));

@@ -33,7 +33,7 @@ export async function startSignInGateway(
   const gateway = await startGateway({
     config: { upstreams: options.upstreams ?? { sim: { type: 'simulator' } }, routes: options.routes ?? [{ model: '*', upstream: 'sim' }], identity },
     ...options.harness,
-    identity: { ...(idp.clientSecret ? { clientSecret: options.clientSecret ?? idp.clientSecret } : {}), now: () => Date.now() + offset },
+    identity: { ...options.harness?.identity, ...(idp.clientSecret ? { clientSecret: options.clientSecret ?? idp.clientSecret } : {}), now: () => Date.now() + offset },
   });
   await idp.allowRedirect(`${gateway.url}/oauth/callback`);
   return {

@@ -1,3 +1,4 @@
+import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import OpenAI from 'openai';
 import { IdentityOperations } from '../../../lambda/identity/operators.ts';
 import { localDynamo } from '../../../bin/local/embedded-store.ts';
@@ -242,7 +243,10 @@ describe('a counter that cannot be read', () => {
     try {
       const token = (await signIn(other.gateway.url, ALICE)).access_token as string;
       expect((await fetch(`${other.gateway.url}/first/v1/messages`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'claude-sonnet-5', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] }) })).status).toBe(200);
-      await localDynamo(other.gateway.storeInfo.endpoint).call('DeleteTable', { TableName: other.gateway.storeInfo.usageTable });
+      // The usage table gone (a store the gateway cannot read): the real SDK against the embedded store.
+      const sdk = new DynamoDBClient({ endpoint: other.gateway.storeInfo.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+      await sdk.send(new DeleteTableCommand({ TableName: other.gateway.storeInfo.usageTable }));
+      sdk.destroy();
       const refused = await fetch(`${other.gateway.url}/first/v1/messages`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'claude-sonnet-5', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] }) });
       expect(refused.status).toBe(429);
       expect(unified(refused.headers)).toEqual({ 'x-should-retry': 'false', [`${U}overage-disabled-reason`]: 'fetch_error' });

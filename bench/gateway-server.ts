@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { pathToFileURL } from 'node:url';
 import { installAwsLambdaGlobal } from '../bin/local/awslambda-shim.ts';
-import { ensureKeyTable, ensureUsageTable, localDynamo, startEmbeddedStore } from '../bin/local/embedded-store.ts';
+import { ensureKeyTable, ensureStatsTable, ensureUsageTable, localDynamo, startEmbeddedStore } from '../bin/local/embedded-store.ts';
 import { createFunctionUrlServer, type StreamingHandler } from '../bin/local/function-url-server.ts';
 import { mintKey } from '../lambda/auth/issue-key.ts';
 import { DynamoKeyStore } from '../lambda/auth/key-store.ts';
@@ -16,8 +16,8 @@ import { benchRoutingConfig } from './workloads.ts';
  * The gateway under test, as its own process: the production bundle of lambda/handler.ts behind
  * the local Function URL emulation with `npm start`'s settings, its key and usage tables in an
  * in-memory dynalite (as bin/local/embedded-store.ts serves it). Metering is on as shipped: every
- * request's usage is added up and written every second (GATEWAY_USAGE_FLUSH_MS, like npm start;
- * 0 measures Lambda's write-through instead). Only the wiring is here; the request path is the
+ * request's usage is added up (and folded into the usage rollups) and written every second
+ * (GATEWAY_USAGE_FLUSH_MS, like npm start; 0 measures Lambda's write-through instead). Only the wiring is here; the request path is the
  * bundle's. Env: BENCH_BUNDLE (the .mjs to load), BENCH_STUB_URL (the upstream).
  */
 const bundle = process.env.BENCH_BUNDLE;
@@ -26,10 +26,12 @@ if (!bundle || !stubUrl) throw new Error('BENCH_BUNDLE and BENCH_STUB_URL must b
 
 const TABLE = 'bench-keys';
 const USAGE_TABLE = 'bench-usage';
+const STATS_TABLE = 'bench-stats';
 const store = await startEmbeddedStore(undefined);
 const dynamo = localDynamo(store.endpoint);
 await ensureKeyTable(dynamo, TABLE);
 await ensureUsageTable(dynamo, USAGE_TABLE);
+await ensureStatsTable(dynamo, STATS_TABLE);
 const { key, record } = mintKey({ name: 'bench' });
 await new DynamoKeyStore(TABLE, dynamo).put(record);
 
@@ -37,6 +39,8 @@ Object.assign(process.env, {
   GATEWAY_CONFIG_JSON: JSON.stringify(benchRoutingConfig(stubUrl)),
   GATEWAY_KEYS_TABLE: TABLE,
   GATEWAY_USAGE_TABLE: USAGE_TABLE,
+  // BENCH_ROLLUPS=off leaves the usage rollups out, to measure what they cost.
+  ...(process.env.BENCH_ROLLUPS === 'off' ? {} : { GATEWAY_STATS_TABLE: STATS_TABLE }),
   GATEWAY_LOCAL_STORE_ENDPOINT: store.endpoint,
   GATEWAY_USAGE_FLUSH_MS: process.env.GATEWAY_USAGE_FLUSH_MS ?? '1000',
   // The request log line is off: its cost is stdout, which would measure the terminal.

@@ -7,7 +7,7 @@ import { parseRoutingConfig, type RoutingConfig } from '../lambda/config/routing
 import { settingsFromEnv } from '../lambda/config/settings.ts';
 import { installAwsLambdaGlobal } from './local/awslambda-shim.ts';
 import { defaultRoutingConfig } from './local/default-config.ts';
-import { ensureIdentityTable, ensureKeyTable, ensureUsageTable, localDynamo, LOCAL_IDENTITY_TABLE, LOCAL_KEY_TABLE, LOCAL_USAGE_TABLE, startEmbeddedStore } from './local/embedded-store.ts';
+import { ensureIdentityTable, ensureKeyTable, ensureStatsTable, ensureUsageTable, localDynamo, LOCAL_IDENTITY_TABLE, LOCAL_KEY_TABLE, LOCAL_STATS_TABLE, LOCAL_USAGE_TABLE, startEmbeddedStore } from './local/embedded-store.ts';
 import { createFunctionUrlServer, LOCAL_SERVER_DEFAULTS, type StreamingHandler } from './local/function-url-server.ts';
 import { ensureIdentitySecret } from './local/identity-secret.ts';
 import { setupText } from './local/setup-text.ts';
@@ -39,6 +39,7 @@ const store = await startEmbeddedStore(dataDir);
 const dynamo = localDynamo(store.endpoint);
 await ensureKeyTable(dynamo, LOCAL_KEY_TABLE);
 await ensureUsageTable(dynamo, LOCAL_USAGE_TABLE);
+await ensureStatsTable(dynamo, LOCAL_STATS_TABLE);
 
 // The tables are the embedded store's; the user's own AWS settings (credentials, region,
 // profile) are left alone, for upstreams that sign with them.
@@ -46,6 +47,7 @@ Object.assign(env, {
   GATEWAY_CONFIG_JSON: JSON.stringify(config),
   GATEWAY_KEYS_TABLE: LOCAL_KEY_TABLE,
   GATEWAY_USAGE_TABLE: LOCAL_USAGE_TABLE,
+  GATEWAY_STATS_TABLE: LOCAL_STATS_TABLE,
   GATEWAY_LOCAL_STORE_ENDPOINT: store.endpoint,
   // A long-running server adds usage up and writes it every second (a kill -9 loses at most that).
   GATEWAY_USAGE_FLUSH_MS: env.GATEWAY_USAGE_FLUSH_MS ?? '1000',

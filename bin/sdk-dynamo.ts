@@ -1,4 +1,5 @@
 import {
+  BatchGetItemCommand,
   CreateTableCommand,
   DeleteItemCommand,
   GetItemCommand,
@@ -17,6 +18,7 @@ const COMMANDS = {
   DeleteItem: DeleteItemCommand,
   Query: QueryCommand,
   Scan: ScanCommand,
+  BatchGetItem: BatchGetItemCommand,
   CreateTable: CreateTableCommand,
 } as const;
 

@@ -21,7 +21,7 @@ export interface GatewayDeps {
   credentials: CredentialSource;
   /** What this instance learned about its upstreams: targets cooling down, keys resting. */
   health: UpstreamHealth;
-  /** Per-key usage metering and limits; without it nothing is metered and only the output ceiling applies. */
+  /** Usage metering (per key and person, and the rollups) and limits; without it nothing is metered and only the output ceiling applies. */
   usage?: Pick<UsageRecorder, 'record' | 'admitRequest' | 'days' | 'acquireLease' | 'releaseLease'>;
   /** What groups have spent (the group rollups), for group pools; absent: pools cannot be checked and a person with one is refused (fail closed). */
   poolSpend?: SpendReaders['pools'];

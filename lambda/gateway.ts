@@ -13,7 +13,8 @@ import { requestContext } from './middleware/request-context.ts';
 import type { GatewayMiddleware } from './middleware/types.ts';
 import { requestLogLine } from './observability/request-log.ts';
 import { responseEnded, stateOf, type GatewayContext } from './request-state.ts';
-import { accountsOf, chargeableUsage, isMetered, requestCost } from './usage/metering.ts';
+import { chargeableUsage, isMetered, requestCost } from './usage/metering.ts';
+import { usageEventOf } from './usage/usage-event.ts';
 
 type Request = Parameters<NonNullable<GatewayMiddleware['before']>>[0];
 
@@ -29,6 +30,7 @@ type Request = Parameters<NonNullable<GatewayMiddleware['before']>>[0];
  */
 export function createGateway(deps: GatewayDeps) {
   const cache = new KeyCache(deps.settings.keyCacheSeconds);
+  const configuredModels = new Set(deps.router.modelIds);
   const context = requestContext(deps.settings, { identity: deps.identity !== undefined });
   const auth = authenticate(deps, cache);
   const handler = middy<LambdaFunctionURLEvent, HandlerResponse, Error, GatewayContext>({
@@ -49,9 +51,7 @@ export function createGateway(deps: GatewayDeps) {
         const cost = requestCost(usage, state, deps.prices);
         state.priceSource = cost.source;
         state.costMicroUsd = cost.costMicroUsd;
-        const usageRecorder = deps.usage;
-        const at = new Date();
-        recorded = Promise.all(accountsOf(state).map((account) => usageRecorder.record(account, state.model as string, usage, at, state.costMicroUsd))).then(
+        recorded = deps.usage.record(usageEventOf(state, new Date(), configuredModels)).then(
           () => (state.usageWriteMs = Date.now() - (state.respondedAt as number)),
           (error: unknown) => {
             state.usageRecordFailed = error instanceof Error ? error.message : String(error);

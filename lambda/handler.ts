@@ -10,6 +10,8 @@ import { EnvCredentials, SecretsManagerCredentials } from './upstream/credential
 import { nodeHttpFetch } from './upstream/node-http-fetch.ts';
 import { UpstreamHealth } from './upstream/upstream-health.ts';
 import { createPriceBook } from './usage/prices.ts';
+import { PoolSpendCache } from './usage/group-pools.ts';
+import { DynamoStatsStore } from './usage/stats-store.ts';
 import { UsageRecorder } from './usage/usage-recorder.ts';
 import { DynamoUsageStore } from './usage/usage-store.ts';
 
@@ -20,6 +22,8 @@ import { DynamoUsageStore } from './usage/usage-store.ts';
  * - GATEWAY_KEYS_TABLE: the key table name (required)
  * - GATEWAY_USAGE_TABLE: the usage table name; without it nothing is metered and key limits
  *   other than the output-token ceiling are not enforced
+ * - GATEWAY_STATS_TABLE: the stats table name (usage rollups for the console and group pools);
+ *   without it nothing is rolled up
  * - GATEWAY_UPSTREAM_SECRET: Secrets Manager id of the upstream keys; without it, keys come
  *   from the environment variables the upstreams name (local runs)
  * - GATEWAY_LOCAL_STORE_ENDPOINT: npm start's embedded store; the tables are read there with
@@ -58,9 +62,13 @@ if (localStore) await usageStore?.forgetLeases();
 const usage = usageStore
   ? new UsageRecorder(usageStore, {
       flushMs: settings.usageFlushMs,
+      ...(env.GATEWAY_STATS_TABLE ? { stats: new DynamoStatsStore(env.GATEWAY_STATS_TABLE, dynamo) } : {}),
       onWriteError: (error, items) => log(JSON.stringify({ level: 'error', msg: 'usage write failed; kept for the next flush', items, cause: error instanceof Error ? error.message : String(error) })),
     })
   : undefined;
+// Group pools read the group rollups (cached 30 s per instance; docs/sign-in.md states the overshoot).
+const pools = env.GATEWAY_STATS_TABLE ? new PoolSpendCache(env.GATEWAY_STATS_TABLE, dynamo) : undefined;
+const poolSpend = pools && ((groups: readonly string[], at: Date) => pools.spend(groups, at));
 const credentials = env.GATEWAY_UPSTREAM_SECRET
   ? new SecretsManagerCredentials(env.GATEWAY_UPSTREAM_SECRET, bareSecretReader({ region }))
   : new EnvCredentials(env);
@@ -74,6 +82,7 @@ export const handler = createGateway({
   health: new UpstreamHealth(),
   prices: createPriceBook(routing.prices),
   ...(usage ? { usage } : {}),
+  ...(poolSpend ? { poolSpend } : {}),
   settings,
   log,
   fetch: nodeHttpFetch,
@@ -103,7 +112,7 @@ function identityDoor(config: IdentityConfig, tableName: string): IdentityDoor {
         originOf: (event) => `${localStore ? 'http' : 'https'}://${event.requestContext.domainName}`,
         log,
         cacheSeconds: settings.sessionCacheSeconds,
-        ...(usage ? { spend: { days: (account: string, from: string) => usage.days(account, from) } } : {}),
+        ...(usage ? { spend: { days: (account: string, from: string) => usage.days(account, from), ...(poolSpend ? { pools: poolSpend } : {}) } } : {}),
         fetch: nodeHttpFetch,
       });
     }));

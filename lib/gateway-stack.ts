@@ -10,6 +10,8 @@ import { KeyTable } from './constructs/key-table.ts';
 import { LogQueries } from './constructs/log-queries.ts';
 import { bedrockAccess } from './constructs/bedrock-access.ts';
 import { UpstreamSecret } from './constructs/upstream-secret.ts';
+import { StatsTable } from './constructs/stats-table.ts';
+import { UsageAggregator } from './constructs/usage-aggregator.ts';
 import { UsageTable } from './constructs/usage-table.ts';
 import { STACK_OUTPUTS } from './output-names.ts';
 
@@ -19,9 +21,9 @@ export interface GatewayStackProps extends StackProps {
 }
 
 /**
- * The deployed gateway: the streaming function and its URL, the key table, the upstream
- * secret, a CloudWatch dashboard with saved log queries, optional alarms and, when configured,
- * a custom domain. Environment-agnostic (no account or region
+ * The deployed gateway: the streaming function and its URL, the key, usage and stats tables, the
+ * usage aggregator, the upstream secret, a CloudWatch dashboard with saved log queries, optional
+ * alarms and, when configured, a custom domain. Environment-agnostic (no account or region
  * lookups), so `cdk synth` runs offline and the same template deploys anywhere.
  */
 export class GatewayStack extends Stack {
@@ -35,6 +37,7 @@ export class GatewayStack extends Stack {
 
     const keyTable = new KeyTable(this, 'Keys');
     const usageTable = new UsageTable(this, 'Usage');
+    const statsTable = new StatsTable(this, 'Stats');
     // Only upstreams with API keys need the secret; AWS-signed ones (Bedrock) use the function's role.
     const needsKeys = Object.values(config.routing.upstreams).some((upstream) => upstream.apiKeyEnv !== undefined);
     const upstreamSecret = needsKeys ? new UpstreamSecret(this, 'Upstream') : undefined;
@@ -42,6 +45,7 @@ export class GatewayStack extends Stack {
       routing: config.routing,
       keyTable,
       usageTable,
+      statsTable,
       upstreamSecret,
       awsAccess: awsAccess.statements,
       timeout: Duration.seconds(config.timeoutSeconds),
@@ -53,6 +57,8 @@ export class GatewayStack extends Stack {
       tuning: config.tuning,
       metricsNamespace: config.stackName,
     });
+
+    new UsageAggregator(this, 'UsageAggregator', { statsTable, logRetention: config.logRetentionDays });
 
     // Observability: metrics come from the log line (EMF), so none of this is on the request path.
     const dashboard = new GatewayDashboard(this, 'Dashboard', { namespace: config.stackName, function: gateway.function, logGroup: gateway.logGroup, dashboardName: config.stackName });

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { mintKey } from '../../lambda/auth/issue-key.ts';
 import { DynamoKeyStore } from '../../lambda/auth/key-store.ts';
-import { ensureKeyTable, ensureUsageTable, localDynamo, startEmbeddedStore, type EmbeddedStore } from '../../bin/local/embedded-store.ts';
+import { ensureKeyTable, ensureStatsTable, ensureUsageTable, localDynamo, startEmbeddedStore, type EmbeddedStore } from '../../bin/local/embedded-store.ts';
 // The real-runtime harness of test/runtime (the Lambda runtime interface client, a loopback
 // Runtime API and a Function URL front) and its SigV4-checking Secrets Manager fake, reused.
 import { buildRic } from '../../test/runtime/build-ric.ts';
@@ -49,7 +49,7 @@ export interface FunctionUnderTest {
 }
 
 const TIMEOUT_MS = 120_000;
-const TABLES = { keys: 'gateway-keys', usage: 'gateway-usage' };
+const TABLES = { keys: 'gateway-keys', usage: 'gateway-usage', stats: 'gateway-stats' };
 const SECRET_ID = 'gateway/upstreams';
 
 export async function startDeployment(taskRoot: string): Promise<Deployment> {
@@ -63,6 +63,7 @@ export async function startDeployment(taskRoot: string): Promise<Deployment> {
     const dynamo = localDynamo(store.endpoint);
     await ensureKeyTable(dynamo, TABLES.keys);
     await ensureUsageTable(dynamo, TABLES.usage);
+    await ensureStatsTable(dynamo, TABLES.stats);
     const minted = mintKey({ name: 'bench-lambda' });
     await new DynamoKeyStore(TABLES.keys, dynamo).put(minted.record);
 
@@ -84,6 +85,8 @@ export async function startDeployment(taskRoot: string): Promise<Deployment> {
       GATEWAY_CONFIG_JSON: JSON.stringify(routing),
       GATEWAY_KEYS_TABLE: TABLES.keys,
       GATEWAY_USAGE_TABLE: TABLES.usage,
+      // Each request also puts its usage event (BENCH_ROLLUPS=off leaves it out, to measure what it costs).
+      ...(process.env.BENCH_ROLLUPS === 'off' ? {} : { GATEWAY_STATS_TABLE: TABLES.stats }),
       GATEWAY_UPSTREAM_SECRET: SECRET_ID,
       AWS_ACCESS_KEY_ID: FUNCTION_ROLE_CREDENTIALS.accessKeyId,
       AWS_SECRET_ACCESS_KEY: FUNCTION_ROLE_CREDENTIALS.secretAccessKey,

@@ -6,6 +6,7 @@ import dynalite from 'dynalite';
 import { KEY_TABLE } from '../../lambda/auth/key-table.ts';
 import { bareDynamo, type DynamoApi } from '../../lambda/aws/dynamodb.ts';
 import { IDENTITY_TABLE } from '../../lambda/identity/identity-table.ts';
+import { STATS_TABLE } from '../../lambda/usage/stats-table.ts';
 import { USAGE_TABLE } from '../../lambda/usage/usage-table.ts';
 
 /** Table names of the embedded store (a deployed stack names its own). */
@@ -144,7 +145,18 @@ export function ensureUsageTable(client: DynamoApi, tableName: string): Promise<
 /** The sign-in table (the config's `identity`), with the deployed stack's schema, unless it exists. */
 export const LOCAL_IDENTITY_TABLE = 'gateway-identity';
 export function ensureIdentityTable(client: DynamoApi, tableName = LOCAL_IDENTITY_TABLE): Promise<void> {
-  const attributes = [IDENTITY_TABLE.partitionKey, IDENTITY_TABLE.sortKey];
+  return ensureKeyedTable(client, tableName, IDENTITY_TABLE);
+}
+
+/** The usage rollups' table (lambda/usage/stats-table.ts), with the deployed stack's schema, unless it exists. */
+export const LOCAL_STATS_TABLE = 'gateway-stats';
+export function ensureStatsTable(client: DynamoApi, tableName = LOCAL_STATS_TABLE): Promise<void> {
+  return ensureKeyedTable(client, tableName, STATS_TABLE);
+}
+
+/** A table keyed by a string partition key and a string sort key, unless it exists. */
+function ensureKeyedTable(client: DynamoApi, tableName: string, schema: { partitionKey: string; sortKey: string }): Promise<void> {
+  const attributes = [schema.partitionKey, schema.sortKey];
   return createUnlessExists(client, {
     TableName: tableName,
     BillingMode: 'PAY_PER_REQUEST',

@@ -1,4 +1,6 @@
 import type {
+  BatchGetItemInput,
+  BatchGetItemOutput,
   CreateTableInput,
   CreateTableOutput,
   DeleteItemInput,
@@ -26,6 +28,7 @@ interface Shapes {
   DeleteItem: [DeleteItemInput, DeleteItemOutput];
   Query: [QueryInput, QueryOutput];
   Scan: [ScanInput, ScanOutput];
+  BatchGetItem: [BatchGetItemInput, BatchGetItemOutput];
   /** Only the local embedded store creates tables (the stack owns the deployed ones). */
   CreateTable: [CreateTableInput, CreateTableOutput];
 }

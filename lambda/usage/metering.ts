@@ -4,7 +4,6 @@ import type { RequestState } from '../request-state.ts';
 import { costMicroUsd } from './cost.ts';
 import { SERVER_TOOL_MICRO_USD, tierMultiplier, UNKNOWN_SERVER_TOOL_MICRO_USD, US_ONLY_INFERENCE_MULTIPLIER } from './premium-prices.ts';
 import type { PriceBook, PriceMatch } from './prices.ts';
-import { personAccount } from './usage-table.ts';
 
 /**
  * How a response ends when the client did not get it whole: the client left, stopped reading
@@ -19,30 +18,20 @@ const MODEL_ROUTES: ReadonlySet<string | undefined> = new Set(['messages', 'resp
 /** Routes that reach an upstream on a key's behalf: the model routes and the token counts. Key limits apply to all of them. */
 const UPSTREAM_ROUTES: ReadonlySet<string | undefined> = new Set([...MODEL_ROUTES, 'count_tokens', 'responses_input_tokens']);
 
-/** Requests that reach an upstream on behalf of a key or a signed-in person are metered. */
+/** Requests that reach an upstream on behalf of a key or a person (signed in, or a key's owner) are metered. */
 export function isMetered(state: RequestState): boolean {
-  return accountOf(state) !== undefined && state.upstream !== undefined && MODEL_ROUTES.has(state.route?.name);
+  return (state.key !== undefined || state.principal?.person !== undefined) && state.upstream !== undefined && MODEL_ROUTES.has(state.route?.name);
 }
 
 /**
- * The usage-table account a request is known by (conversation stickiness): its key, else the
- * signed-in person (`person#<sub>`, docs/sign-in.md). Undefined for requests that act for nobody.
+ * The account a request acts for first: its key, else the signed-in person (`person#<sub>`,
+ * docs/sign-in.md); undefined for requests that act for nobody. (Usage is charged to every
+ * account of the request, the key's and its person's: UsageRecorder, accountsOf.)
  */
 export function accountOf(state: RequestState): string | undefined {
-  return accountsOf(state)[0];
-}
-
-/**
- * Every usage-table account a request is charged to: its key, and the person it acts for (a
- * signed-in session's, or the owner of a key tied to a person), so a person's caps count what
- * they spend through their keys too.
- */
-export function accountsOf(state: Pick<RequestState, 'key' | 'principal'>): string[] {
-  const accounts: string[] = [];
-  if (state.key) accounts.push(state.key.id);
-  const sub = state.principal?.person?.sub;
-  if (sub !== undefined) accounts.push(personAccount(sub));
-  return accounts;
+  if (state.key) return state.key.id;
+  const sub = state.principal?.kind === 'session' ? state.principal.person?.sub : undefined;
+  return sub === undefined ? undefined : `person#${sub}`;
 }
 
 /** The routes that cost tokens: budgets are charged by them, and their output ceiling is clamped. */

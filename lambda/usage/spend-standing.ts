@@ -2,6 +2,7 @@ import type { KeyLimits } from '../auth/key-table.ts';
 import type { PersonPolicy } from '../identity/principal.ts';
 import { bindingCap, budgetCaps, exceeded, type BudgetCap } from './budget-headers.ts';
 import { hasBudget, periodEnd, periodsStart, usageInPeriods, type BudgetPeriod } from './limits.ts';
+import type { PoolSpend } from './group-pools.ts';
 import type { DayUsage } from './usage-store.ts';
 import { personAccount } from './usage-table.ts';
 
@@ -16,9 +17,6 @@ export interface SpendSubject {
   person?: { sub: string };
   policy?: Pick<PersonPolicy, 'caps' | 'pools'>;
 }
-
-/** What a group has spent this UTC day, week and month, in micro-dollars (the group rollups). */
-export type PoolSpend = Record<BudgetPeriod, number>;
 
 export interface SpendReaders {
   /** Day items of an account (a key id, `person#<sub>`) from a day on. */

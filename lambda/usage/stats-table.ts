@@ -30,10 +30,26 @@ export const TTFB_BOUNDS_MS = [25, 50, 75, 100, 150, 200, 300, 400, 500, 750, 1_
 /** Event partitions per minute on Lambda: spreads the per-request writes (no hot partition). */
 export const EVENT_SHARDS = 16;
 
+/** How long a usage event item is kept (days): time for the aggregator to catch up after an outage. */
+export const EVENT_RETENTION_DAYS = 3;
+
+/**
+ * The aggregator folds a minute once it ended this many minutes ago: the slack for event writes
+ * still under way (and for clocks) when the minute ended.
+ */
+export const SETTLE_MINUTES = 2;
+
 /** The bucket of `at` for a granularity: `2026-11-26T14`, `2026-11-26`, `2026-11`. */
 export function bucketOf(granularity: Granularity, at: Date): string {
   const iso = at.toISOString();
   return granularity === 'H' ? iso.slice(0, 13) : granularity === 'D' ? iso.slice(0, 10) : iso.slice(0, 7);
+}
+
+/** When the bucket holding `at` ends: the start of the next one. */
+export function bucketEnd(granularity: Granularity, at: Date): Date {
+  const y = at.getUTCFullYear();
+  const m = at.getUTCMonth();
+  return new Date(granularity === 'H' ? Date.UTC(y, m, at.getUTCDate(), at.getUTCHours() + 1) : granularity === 'D' ? Date.UTC(y, m, at.getUTCDate() + 1) : Date.UTC(y, m + 1, 1));
 }
 
 /** The partition holding a bucket: a day of hours, a month of days, a year of months. */

@@ -1,69 +1,109 @@
-import type { Usage } from '../observability/usage.ts';
+import { CounterBuffer } from './counter-buffer.ts';
+import { foldUsage, type RollupIncrement } from './rollup-fold.ts';
+import type { DynamoStatsStore } from './stats-store.ts';
+import type { UsageEvent } from './usage-event.ts';
 import type { DayUsage, DynamoUsageStore, UsageTotals } from './usage-store.ts';
-import { COUNTERS, counterValues, utcDay } from './usage-table.ts';
+import { COUNTERS, counterValues, personAccount, utcDay } from './usage-table.ts';
 
 export interface UsageRecorderOptions {
   /**
    * 0: every request's usage is written before `record` resolves (Lambda: the invocation must not
-   * end with work pending). Above 0: usage is added up in memory per key, model and UTC day and
-   * written every `flushMs` (a long-running server: one write per item per interval, whatever
-   * the request rate; a kill -9 loses at most one interval).
+   * end with work pending). Above 0: usage is added up in memory per account, model and UTC day
+   * (and folded into rollup rows) and written every `flushMs` (a long-running server: one write
+   * per item per interval, whatever the request rate; a kill -9 loses at most one interval).
    */
   flushMs: number;
-  /** Distinct key/model/day items held before `record` waits for a flush (backpressure). */
+  /** Where rollups go (the stats table); absent = accounts only, no rollups. */
+  stats?: Pick<DynamoStatsStore, 'putEvent' | 'addRollup'>;
+  /** Distinct account/model/day items held before `record` waits for a flush (backpressure). */
   maxPendingItems?: number;
+  /** Distinct rollup rows held before `record` waits for a flush. */
+  maxPendingRows?: number;
   /** Writes in flight at once during a flush. */
   writeConcurrency?: number;
   /** Told about failed writes (their counters are kept and retried). */
   onWriteError?: (error: unknown, items: number) => void;
 }
 
-interface PendingItem {
-  keyId: string;
+interface DayItem {
+  accountId: string;
   day: string;
   model: string;
-  counters: Partial<UsageTotals>;
+  counters: Record<string, number>;
+}
+
+/** The usage accounts a request is charged to: its key, and the person it acts for. */
+export function accountsOf(event: Pick<UsageEvent, 'keyId' | 'personSub'>): string[] {
+  const accounts: string[] = [];
+  if (event.keyId !== undefined) accounts.push(event.keyId);
+  if (event.personSub !== undefined) accounts.push(personAccount(event.personSub));
+  return accounts;
 }
 
 /**
- * Usage on its way to the usage table. The store serializes writes to one item (DynamoDB, and
- * dynalite even more so), so writing every request at a high rate queues without bound; adding
- * up per item bounds the queue by the number of items instead. Budget checks see the counters not
- * written yet through `days`, so limits hold on this instance between flushes.
+ * Usage on its way to the usage and stats tables. Each request is charged to its accounts (the
+ * key's and the person's day items: exact and immediate, what budgets and caps read) and counted
+ * in the rollups (what the console and group pools read).
+ *
+ * On Lambda (`flushMs` 0) a request costs one UpdateItem per account and one PutItem of its
+ * usage event, which the aggregator folds into rollups (lambda/usage/aggregator.ts). A
+ * long-running server adds up in memory instead: the store serializes writes to one item
+ * (DynamoDB, and dynalite even more so), so writing every request at a high rate would queue
+ * without bound; adding up per item bounds the queue by the number of items. Budget checks see
+ * the counters not written yet through `days`, so limits hold on this instance between flushes.
  */
 export class UsageRecorder {
   readonly #store: Pick<DynamoUsageStore, 'add' | 'days' | 'admitRequest' | 'acquireLease' | 'releaseLease'>;
-  readonly #options: Required<Omit<UsageRecorderOptions, 'onWriteError'>> & Pick<UsageRecorderOptions, 'onWriteError'>;
-  #pending = new Map<string, PendingItem>();
-  /** Taken out of #pending by the flush under way; each leaves as its write succeeds. */
-  #inFlight = new Map<string, PendingItem>();
+  readonly #stats: UsageRecorderOptions['stats'];
+  readonly #options: Required<Omit<UsageRecorderOptions, 'onWriteError' | 'stats'>> & Pick<UsageRecorderOptions, 'onWriteError'>;
+  readonly #items = new CounterBuffer<DayItem>();
+  readonly #rows = new CounterBuffer<RollupIncrement>();
   #flushing: Promise<void> | undefined;
+  /** A flush was asked for while one was under way: it goes round once more. */
+  #again = false;
   #timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(store: Pick<DynamoUsageStore, 'add' | 'days' | 'admitRequest' | 'acquireLease' | 'releaseLease'>, options: UsageRecorderOptions) {
+    const { stats, ...rest } = options;
     this.#store = store;
-    this.#options = { maxPendingItems: 10_000, writeConcurrency: 16, ...options };
+    this.#stats = stats;
+    this.#options = { maxPendingItems: 10_000, maxPendingRows: 50_000, writeConcurrency: 16, ...rest };
     if (options.flushMs > 0) {
       this.#timer = setInterval(() => void this.flush(), options.flushMs);
       this.#timer.unref();
     }
   }
 
-  /** Counts one request, its usage and its cost (micro-dollars) for the key, model and the UTC day of `at`. */
-  async record(keyId: string, model: string, usage: Usage | undefined, at: Date, costMicroUsd = 0): Promise<void> {
-    const counters = counterValues(usage, costMicroUsd);
-    const day = utcDay(at);
-    if (this.#options.flushMs === 0) return this.#store.add(keyId, day, model, counters, at);
-    while (this.#pending.size >= this.#options.maxPendingItems && !this.#pending.has(itemKey(keyId, day, model))) await this.flush();
-    this.#merge({ keyId, day, model, counters });
+  /**
+   * Charges one request to its accounts (the key's id, `person#<sub>`), per its client model and
+   * the UTC day of `event.at`, and counts it in the rollups.
+   */
+  async record(event: UsageEvent): Promise<void> {
+    const counters = counterValues(event.usage, event.costMicroUsd);
+    const day = utcDay(event.at);
+    const accounts = accountsOf(event);
+    if (this.#options.flushMs === 0) {
+      await Promise.all([...accounts.map((account) => this.#store.add(account, day, event.model, counters, event.at)), this.#stats?.putEvent(event)]);
+      return;
+    }
+    while (this.#mustWait(accounts, day, event.model)) await this.flush();
+    for (const accountId of accounts) this.#items.add(itemKey(accountId, day, event.model), { accountId, day, model: event.model, counters });
+    if (this.#stats) foldUsage([event], this.#rows.pending);
   }
 
-  /** Recorded day items of the key from `fromDay` on, plus what this instance has not written yet. */
-  async days(keyId: string, fromDay: string): Promise<DayUsage[]> {
-    const written = await this.#store.days(keyId, fromDay);
-    const unwritten = [...this.#pending.values(), ...this.#inFlight.values()].filter((item) => item.keyId === keyId && item.day >= fromDay);
+  /** Backpressure: the buffers are full and this request would add to them. */
+  #mustWait(accounts: string[], day: string, model: string): boolean {
+    const items = this.#items.pending;
+    if (items.size >= this.#options.maxPendingItems && accounts.some((account) => !items.has(itemKey(account, day, model)))) return true;
+    return this.#stats !== undefined && this.#rows.pending.size >= this.#options.maxPendingRows;
+  }
+
+  /** Recorded day items of an account (a key id, `person#<sub>`) from `fromDay` on, plus what this instance has not written yet. */
+  async days(accountId: string, fromDay: string): Promise<DayUsage[]> {
+    const written = await this.#store.days(accountId, fromDay);
+    const unwritten = this.#items.unwritten().filter((item) => item.accountId === accountId && item.day >= fromDay);
     if (unwritten.length === 0) return written;
-    return [...written, ...unwritten.map((item) => ({ keyId, day: item.day, model: item.model, ...zeroTotals(), ...item.counters }))];
+    return [...written, ...unwritten.map((item) => ({ keyId: accountId, day: item.day, model: item.model, ...zeroTotals(), ...item.counters }))];
   }
 
   admitRequest(keyId: string, limit: number, at: Date): Promise<boolean> {
@@ -79,14 +119,31 @@ export class UsageRecorder {
     return this.#store.releaseLease(keyId, leaseId, expiresAt);
   }
 
-  /** Items not yet written (for tests and the shutdown message). */
+  /** Day items and rollup rows not yet written (for tests and the shutdown message). */
   get pendingItems(): number {
-    return this.#pending.size + this.#inFlight.size;
+    return this.#items.size + this.#rows.size;
   }
 
-  /** Writes everything added so far; concurrent calls share one flush. Failed items stay pending. */
+  /**
+   * Writes everything added so far; failed items stay pending. Concurrent calls share one flush,
+   * which goes round once more when called while under way: what a round writes is what was
+   * pending when it began, and a caller waits for what it recorded before calling.
+   */
   flush(): Promise<void> {
-    this.#flushing ??= this.#writePending().finally(() => (this.#flushing = undefined));
+    if (this.#flushing) {
+      this.#again = true;
+      return this.#flushing;
+    }
+    this.#flushing = (async () => {
+      try {
+        do {
+          this.#again = false;
+          await this.#writePending();
+        } while (this.#again);
+      } finally {
+        this.#flushing = undefined;
+      }
+    })();
     return this.#flushing;
   }
 
@@ -96,53 +153,24 @@ export class UsageRecorder {
     const until = Date.now() + timeoutMs;
     while (this.pendingItems > 0 && Date.now() < until) {
       await this.flush();
-      if (this.#pending.size > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+      if (this.pendingItems > 0) await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
 
+  /** The accounts' items first (budgets and caps read them), then the rollup rows (plain ADDs: this is their only writer). */
   async #writePending(): Promise<void> {
-    if (this.#pending.size === 0) return;
-    this.#inFlight = this.#pending;
-    this.#pending = new Map();
-    const items = [...this.#inFlight.entries()];
-    const failed: PendingItem[] = [];
-    let firstError: unknown;
     const now = new Date();
-    for (let i = 0; i < items.length; i += this.#options.writeConcurrency) {
-      const batch = items.slice(i, i + this.#options.writeConcurrency);
-      await Promise.all(
-        batch.map(([key, item]) =>
-          this.#store.add(item.keyId, item.day, item.model, item.counters, now).then(
-            () => this.#inFlight.delete(key),
-            (error: unknown) => {
-              firstError ??= error;
-              failed.push(item);
-            },
-          ),
-        ),
-      );
-    }
-    this.#inFlight = new Map();
-    for (const item of failed) this.#merge(item);
-    if (failed.length > 0) this.#options.onWriteError?.(firstError, failed.length);
-  }
-
-  #merge(item: PendingItem): void {
-    const key = itemKey(item.keyId, item.day, item.model);
-    const existing = this.#pending.get(key);
-    if (!existing) {
-      this.#pending.set(key, { ...item, counters: { ...item.counters } });
-      return;
-    }
-    for (const counter of COUNTERS) {
-      const value = item.counters[counter];
-      if (value) existing.counters[counter] = (existing.counters[counter] ?? 0) + value;
-    }
+    const concurrency = this.#options.writeConcurrency;
+    const items = await this.#items.drain((item) => this.#store.add(item.accountId, item.day, item.model, item.counters, now), concurrency);
+    const stats = this.#stats;
+    const rows = stats ? await this.#rows.drain((row) => stats.addRollup(row), concurrency) : { failed: 0, error: undefined };
+    const failed = items.failed + rows.failed;
+    if (failed > 0) this.#options.onWriteError?.(items.error ?? rows.error, failed);
   }
 }
 
-function itemKey(keyId: string, day: string, model: string): string {
-  return `${keyId}\u0000${day}\u0000${model}`;
+function itemKey(accountId: string, day: string, model: string): string {
+  return `${accountId}\u0000${day}\u0000${model}`;
 }
 
 function zeroTotals(): UsageTotals {

@@ -2,9 +2,10 @@ import type { Usage } from '../observability/usage.ts';
 
 /**
  * The usage table's schema, shared by the CDK stack, the local embedded store, the gateway and
- * the key CLI. Items are keyed by the key's public id (so a rotated key keeps its history) and a
- * period string:
- * - `DAY#2026-11-21#<model>`: requests and token counters of one key, model and UTC day;
+ * the key CLI. Items are keyed by an account id and a period string. An account is a key's public
+ * id (so a rotated key keeps its history) or a person, `person#<sub>` (personAccount), whose day
+ * items add up what they spent with any key or sign-in session, for their caps:
+ * - `DAY#2026-11-21#<model>`: requests and token counters of one account, client model and UTC day;
  * - `MIN#<epoch minute>`: requests in one minute, for requests-per-minute limits (expire via TTL);
  * - `INFLIGHT`: the key's requests in progress, one lease each (`<expiry epoch s>#<request id>`
  *   in the string set `leases`), for the cap on requests in flight.

@@ -9,6 +9,7 @@ import type { RoutingConfig } from '../../lambda/config/routing.ts';
 import type { CorsConfig, TuningConfig } from '../config.ts';
 import type { AccessStatement } from './bedrock-access.ts';
 import type { KeyTable } from './key-table.ts';
+import type { StatsTable } from './stats-table.ts';
 import type { UsageTable } from './usage-table.ts';
 import type { UpstreamSecret } from './upstream-secret.ts';
 
@@ -59,6 +60,7 @@ export interface GatewayFunctionProps {
   routing: RoutingConfig;
   keyTable: KeyTable;
   usageTable: UsageTable;
+  statsTable: StatsTable;
   /** Absent when no upstream takes API keys (Bedrock and other AWS-signed upstreams need none). */
   upstreamSecret: UpstreamSecret | undefined;
   /** What the routing invokes on AWS (Bedrock), as IAM statements for the role. */
@@ -102,6 +104,7 @@ export class GatewayFunction extends Construct {
     this.logGroup.grantWrite(role);
     props.keyTable.grantKeyLookup(role);
     props.usageTable.grantMetering(role);
+    props.statsTable.grantGateway(role);
     props.upstreamSecret?.grantRead(role);
     for (const statement of props.awsAccess) {
       role.addToPolicy(new PolicyStatement({ sid: statement.sid, actions: statement.actions, resources: statement.resources, ...(statement.conditions ? { conditions: statement.conditions } : {}) }));
@@ -194,6 +197,7 @@ function gatewayEnvironment(props: GatewayFunctionProps): Record<string, string>
     GATEWAY_CONFIG_JSON: JSON.stringify(props.routing),
     GATEWAY_KEYS_TABLE: props.keyTable.table.tableName,
     GATEWAY_USAGE_TABLE: props.usageTable.table.tableName,
+    GATEWAY_STATS_TABLE: props.statsTable.table.tableName,
     GATEWAY_METRICS_NAMESPACE: props.metricsNamespace,
   };
   if (props.upstreamSecret) environment.GATEWAY_UPSTREAM_SECRET = props.upstreamSecret.secret.secretArn;

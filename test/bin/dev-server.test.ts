@@ -1,7 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { localDynamo, LOCAL_STATS_TABLE } from '../../bin/local/embedded-store.ts';
+import { Rollups } from '../../lambda/usage/rollups.ts';
 import { startBedrockFake, textEvents } from '../support/bedrock-fake.ts';
 import { eventually, runKeys, startDevServer, tempDir } from '../support/processes.ts';
 
@@ -63,8 +65,15 @@ describe('npm start', () => {
     try {
       expect(server.output()).toContain('3 key(s) in the store');
       expect(server.output()).not.toMatch(/gwk_/);
+      const sentAt = new Date();
       const response = await fetch(`${server.url}/second/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{"model":"m","input":"hi"}' });
       expect(response.status).toBe(200);
+      // The request is in the usage rollups at the next flush (every second), read from the running server's store.
+      const { endpoint } = JSON.parse(readFileSync(join(dataDir, 'store-endpoint.json'), 'utf8')) as { endpoint: string };
+      const rollups = new Rollups(LOCAL_STATS_TABLE, localDynamo(endpoint));
+      const requestsOf = async () => (await rollups.totals('key', sentAt, new Date(), 'D')).find((entry) => entry.value === JSON.parse(created.stdout).id)?.totals.requests;
+      for (const until = Date.now() + 5_000; (await requestsOf()) === undefined && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(await requestsOf()).toBe(1);
     } finally {
       await server.stop();
     }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import * as esbuild from 'esbuild';
 import { HANDLER_BUNDLING, HANDLER_ENTRY, PROJECT_ROOT } from '../../lib/constructs/gateway-function.ts';
+import { AGGREGATOR_ENTRY } from '../../lib/constructs/usage-aggregator.ts';
 
 /** Minified bundle budget: every byte is parsed on each cold start. */
 const BUDGET_BYTES = 500_000;
@@ -74,6 +75,14 @@ describe('handler bundle budget', () => {
     expect(modules).toContain('lambda/aws/signer.ts');
     expect(forbidden(modules)).toEqual([]);
     expect(bytes).toBeLessThan(BUDGET_BYTES);
+  });
+
+  test('lambda/aggregate.ts, the usage aggregator, bundles on its own: a DynamoDB client and the fold, under 40 kB', async () => {
+    const { modules, bytes } = bundledModules(await esbuild.build(asEsbuildOptions(HANDLER_BUNDLING, { entryPoints: [AGGREGATOR_ENTRY] })));
+    expect(modules).toEqual(expect.arrayContaining(['lambda/aggregate.ts', 'lambda/usage/rollup-fold.ts', 'lambda/aws/signer.ts']));
+    expect(modules).not.toContain('lambda/gateway.ts');
+    expect(forbidden(modules)).toEqual([]);
+    expect(bytes).toBeLessThan(40_000);
   });
 
   test('the forbidden-module check catches the imports it exists to stop', async () => {

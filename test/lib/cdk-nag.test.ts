@@ -60,9 +60,9 @@ test('the packs do report what the stack would otherwise hide: an unacknowledged
 });
 
 test('tracing: off by default, Active when set, with the X-Ray write permission as the one wildcard', () => {
-  expect(onlyResource(synthGateway().template, 'AWS::Lambda::Function').properties.TracingConfig).toBeUndefined();
+  expect(onlyResource(synthGateway().template, 'AWS::Lambda::Function', 'Gateway').properties.TracingConfig).toBeUndefined();
   const { template } = synthGateway({ tracing: true });
-  expect(onlyResource(template, 'AWS::Lambda::Function').properties.TracingConfig).toEqual({ Mode: 'Active' });
-  const statements = onlyResource(template, 'AWS::IAM::Policy').properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[];
+  expect(onlyResource(template, 'AWS::Lambda::Function', 'Gateway').properties.TracingConfig).toEqual({ Mode: 'Active' });
+  const statements = onlyResource(template, 'AWS::IAM::Policy', 'Gateway').properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[];
   expect(statements.filter((statement) => statement.Resource === '*')).toEqual([{ Effect: 'Allow', Action: ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'], Resource: '*' }]);
 });

@@ -4,6 +4,7 @@ import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { parseRoutingConfig } from '../../lambda/config/routing.ts';
 import { settingsFromEnv } from '../../lambda/config/settings.ts';
 import { KEY_TABLE_LOGICAL_ID } from '../../lib/constructs/key-table.ts';
+import { STATS_TABLE_LOGICAL_ID } from '../../lib/constructs/stats-table.ts';
 import { USAGE_TABLE_LOGICAL_ID } from '../../lib/constructs/usage-table.ts';
 import { UPSTREAM_SECRET_LOGICAL_ID } from '../../lib/constructs/upstream-secret.ts';
 import { STACK_OUTPUTS } from '../../lib/output-names.ts';
@@ -15,18 +16,18 @@ describe('GatewayStack', () => {
   const { template, stack, app, config } = synthGateway();
 
   test('runs lambda/handler.ts on Node 24, arm64, with JSON logs into a log group with retention', () => {
-    const fn = onlyResource(template, 'AWS::Lambda::Function');
+    const fn = onlyResource(template, 'AWS::Lambda::Function', 'Gateway');
     expect(fn.properties).toMatchObject({
       Runtime: 'nodejs24.x',
       Architectures: ['arm64'],
       Handler: 'index.handler',
       Timeout: 900,
       MemorySize: 512,
-      LoggingConfig: { LogFormat: 'JSON', LogGroup: { Ref: onlyResource(template, 'AWS::Logs::LogGroup').logicalId } },
+      LoggingConfig: { LogFormat: 'JSON', LogGroup: { Ref: onlyResource(template, 'AWS::Logs::LogGroup', 'Gateway').logicalId } },
     });
     // The public URL's invocations are capped by default (lib/config.ts says why 100); null leaves them to the account's pool.
     expect(fn.properties.ReservedConcurrentExecutions).toBe(100);
-    expect(onlyResource(synthGateway({ reservedConcurrency: null }).template, 'AWS::Lambda::Function').properties.ReservedConcurrentExecutions).toBeUndefined();
+    expect(onlyResource(synthGateway({ reservedConcurrency: null }).template, 'AWS::Lambda::Function', 'Gateway').properties.ReservedConcurrentExecutions).toBeUndefined();
     template.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 90 });
   });
 
@@ -35,7 +36,7 @@ describe('GatewayStack', () => {
     expect(url.properties).toEqual({
       AuthType: 'NONE',
       InvokeMode: 'RESPONSE_STREAM',
-      TargetFunctionArn: { 'Fn::GetAtt': [onlyResource(template, 'AWS::Lambda::Function').logicalId, 'Arn'] },
+      TargetFunctionArn: { 'Fn::GetAtt': [onlyResource(template, 'AWS::Lambda::Function', 'Gateway').logicalId, 'Arn'] },
     });
     // Both permissions of the dual-auth model, or the URL answers 403 (https://docs.aws.amazon.com/lambda/latest/dg/urls-auth.html).
     template.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunctionUrl', FunctionUrlAuthType: 'NONE', Principal: '*' });
@@ -43,8 +44,9 @@ describe('GatewayStack', () => {
   });
 
   test('passes the handler its contract: routing JSON, table names, secret ARN, and nothing secret', () => {
-    const variables: Record<string, unknown> = onlyResource(template, 'AWS::Lambda::Function').properties.Environment.Variables;
-    expect(Object.keys(variables).sort()).toEqual(['GATEWAY_CONFIG_JSON', 'GATEWAY_KEYS_TABLE', 'GATEWAY_METRICS_NAMESPACE', 'GATEWAY_UPSTREAM_SECRET', 'GATEWAY_USAGE_TABLE']);
+    const variables: Record<string, unknown> = onlyResource(template, 'AWS::Lambda::Function', 'Gateway').properties.Environment.Variables;
+    expect(Object.keys(variables).sort()).toEqual(['GATEWAY_CONFIG_JSON', 'GATEWAY_KEYS_TABLE', 'GATEWAY_METRICS_NAMESPACE', 'GATEWAY_STATS_TABLE', 'GATEWAY_UPSTREAM_SECRET', 'GATEWAY_USAGE_TABLE']);
+    expect(variables.GATEWAY_STATS_TABLE).toEqual({ Ref: STATS_TABLE_LOGICAL_ID });
     expect(variables.GATEWAY_METRICS_NAMESPACE).toBe(config.stackName);
     expect(variables.GATEWAY_USAGE_TABLE).toEqual({ Ref: USAGE_TABLE_LOGICAL_ID });
     expect(parseRoutingConfig(JSON.parse(variables.GATEWAY_CONFIG_JSON as string))).toEqual(config.routing);
@@ -54,17 +56,17 @@ describe('GatewayStack', () => {
     expect(JSON.stringify(variables)).not.toContain('resolve:secretsmanager');
   });
 
-  test("grants only GetItem and an UpdateItem of lastUsedAt on the key table, GetItem/Query/UpdateItem on the usage table, read on the secret and writes to its own log group", () => {
-    const role = onlyResource(template, 'AWS::IAM::Role');
+  test("grants only GetItem and an UpdateItem of lastUsedAt on the key table, GetItem/Query/UpdateItem on the usage table, event writes and rollup reads on the stats table, read on the secret and writes to its own log group", () => {
+    const role = onlyResource(template, 'AWS::IAM::Role', 'Gateway');
     expect(role.properties.ManagedPolicyArns).toBeUndefined();
     expect(role.properties.Policies).toBeUndefined();
-    const policy = onlyResource(template, 'AWS::IAM::Policy');
+    const policy = onlyResource(template, 'AWS::IAM::Policy', 'Gateway');
     expect(policy.properties.Roles).toEqual([{ Ref: role.logicalId }]);
     expect(policy.properties.PolicyDocument.Statement).toEqual([
       {
         Effect: 'Allow',
         Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-        Resource: { 'Fn::GetAtt': [onlyResource(template, 'AWS::Logs::LogGroup').logicalId, 'Arn'] },
+        Resource: { 'Fn::GetAtt': [onlyResource(template, 'AWS::Logs::LogGroup', 'Gateway').logicalId, 'Arn'] },
       },
       { Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: { 'Fn::GetAtt': [KEY_TABLE_LOGICAL_ID, 'Arn'] } },
       {
@@ -74,9 +76,11 @@ describe('GatewayStack', () => {
         Condition: { 'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['keyHash', 'lastUsedAt'] }, StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' } },
       },
       { Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], Resource: { 'Fn::GetAtt': [USAGE_TABLE_LOGICAL_ID, 'Arn'] } },
+      { Effect: 'Allow', Action: 'dynamodb:PutItem', Resource: { 'Fn::GetAtt': [STATS_TABLE_LOGICAL_ID, 'Arn'] }, Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['E#*'] } } },
+      { Effect: 'Allow', Action: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'], Resource: { 'Fn::GetAtt': [STATS_TABLE_LOGICAL_ID, 'Arn'] }, Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['R#*', 'AGG'] } } },
       { Effect: 'Allow', Action: ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'], Resource: { Ref: UPSTREAM_SECRET_LOGICAL_ID } },
     ]);
-    expect(onlyResource(template, 'AWS::Lambda::Function').properties.Role).toEqual({ 'Fn::GetAtt': [role.logicalId, 'Arn'] });
+    expect(onlyResource(template, 'AWS::Lambda::Function', 'Gateway').properties.Role).toEqual({ 'Fn::GetAtt': [role.logicalId, 'Arn'] });
   });
 
   test('has no wildcard action or resource in any IAM statement', () => {
@@ -131,7 +135,7 @@ describe('GatewayStack', () => {
   test('passes tuning settings in the variables the runtime reads', () => {
     const tuning = { keyCacheSeconds: 7, maxBodyBytes: 1_000_000, firstByteTimeoutMs: 45_000, deadlineMarginMs: 3_000, lastUsedIntervalSeconds: 60, streamPadBytes: 16_384 };
     const { template: tuned } = synthGateway({ tuning });
-    const variables = onlyResource(tuned, 'AWS::Lambda::Function').properties.Environment.Variables as NodeJS.ProcessEnv;
+    const variables = onlyResource(tuned, 'AWS::Lambda::Function', 'Gateway').properties.Environment.Variables as NodeJS.ProcessEnv;
     expect(settingsFromEnv(variables)).toMatchObject(tuning);
   });
 

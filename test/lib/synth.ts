@@ -33,10 +33,14 @@ export function bareStack(): Stack {
   return new Stack(new App({ context: CDK_CONTEXT }), 'Bare');
 }
 
-/** The one resource of `type` in the template, failing when there are none or several. */
-export function onlyResource(template: Template, type: string): { logicalId: string; properties: Record<string, any> } {
-  const found = Object.entries(template.findResources(type));
-  if (found.length !== 1) throw new Error(`expected one ${type}, found ${found.length}`);
+/**
+ * The one resource of `type` in the template (of those whose logical id starts with `prefix`:
+ * 'Gateway' for the gateway function's, beside the usage aggregator's), failing when there are
+ * none or several.
+ */
+export function onlyResource(template: Template, type: string, prefix = ''): { logicalId: string; properties: Record<string, any> } {
+  const found = Object.entries(template.findResources(type)).filter(([logicalId]) => logicalId.startsWith(prefix));
+  if (found.length !== 1) throw new Error(`expected one ${type}${prefix ? ` under ${prefix}` : ''}, found ${found.length}`);
   const [logicalId, resource] = found[0] as [string, { Properties: Record<string, any> }];
   return { logicalId, properties: resource.Properties };
 }

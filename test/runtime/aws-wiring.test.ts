@@ -1,4 +1,5 @@
 import { mintKey } from '../../lambda/auth/issue-key.ts';
+import { aggregate } from '../../lambda/usage/aggregator.ts';
 import { startAwsJsonFake, type AwsJsonFake } from '../support/aws-json-fake.ts';
 import { startBedrockFake, type BedrockFake } from '../support/bedrock-fake.ts';
 import { fixture, sendJson, startUpstream, type UpstreamStub } from '../support/upstream-stub.ts';
@@ -14,6 +15,7 @@ let secrets: AwsJsonFake;
 let bedrock: BedrockFake;
 let anthropic: UpstreamStub;
 let key: string;
+let keyId: string;
 
 beforeAll(async () => {
   secrets = await startAwsJsonFake({
@@ -38,6 +40,7 @@ beforeAll(async () => {
   const minted = mintKey({ name: 'wiring' });
   await runtime.putKey(minted.record);
   key = minted.key;
+  keyId = minted.record.id;
 }, 90_000);
 
 afterAll(async () => {
@@ -64,4 +67,19 @@ test('Bedrock is called with a signature made from the function role credentials
   expect(response.status).toBe(200);
   expect(((await response.json()) as { type: string }).type).toBe('message');
   expect(bedrock.requests.at(-1)?.modelId).toBe('anthropic.claude-sonnet-4-5-20250929-v1:0');
+});
+
+test('each request puts its usage event before its invocation ends; the aggregator folds them into the key\'s rollups', async () => {
+  const from = new Date();
+  for (const model of ['claude-direct', 'claude-sonnet-4-5']) expect((await ask(model)).status).toBe(200);
+  // The invocation ends after its writes: once the runtime has taken the next one, or is idle.
+  for (const until = Date.now() + 5_000; !runtime.lambda.api.idle() && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 10));
+  const to = new Date();
+  const result = await aggregate(runtime.stats, { now: () => to.getTime() + 4 * 60_000, stopAt: Number.POSITIVE_INFINITY, firstRunMinutes: 10 });
+  expect(result.events).toBeGreaterThanOrEqual(2);
+  const perKey = await runtime.rollups.totals('key', from, to, 'H');
+  expect(perKey.find((entry) => entry.value === keyId)?.totals.requests).toBe(result.events);
+  const perModel = await runtime.rollups.totals('model', from, to, 'H');
+  // A name the config gives as is; a client's name under the renaming glob route counts as the route's target model.
+  expect(perModel.map((entry) => entry.value).sort()).toEqual(['anthropic.claude-sonnet-4-5-20250929-v1:0', 'claude-direct']);
 });

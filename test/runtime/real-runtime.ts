@@ -1,7 +1,9 @@
 import { rmSync } from 'node:fs';
 import { DynamoKeyStore } from '../../lambda/auth/key-store.ts';
 import type { KeyRecord } from '../../lambda/auth/key-table.ts';
-import { ensureIdentityTable, ensureKeyTable, ensureUsageTable, localDynamo, startEmbeddedStore } from '../../bin/local/embedded-store.ts';
+import { Rollups } from '../../lambda/usage/rollups.ts';
+import { DynamoStatsStore } from '../../lambda/usage/stats-store.ts';
+import { ensureIdentityTable, ensureKeyTable, ensureStatsTable, ensureUsageTable, localDynamo, startEmbeddedStore } from '../../bin/local/embedded-store.ts';
 import { builtRicEntry } from './build-ric.ts';
 import { startFunctionUrlFront } from './function-url-front.ts';
 import { startLambdaEnvironment, type LambdaEnvironment, type LambdaEnvironmentOptions } from './lambda-environment.ts';
@@ -29,6 +31,9 @@ export interface RealRuntime {
   lambda: LambdaEnvironment;
   /** Stores a key record in the function's key table. */
   putKey(record: KeyRecord): Promise<void>;
+  /** The function's stats table (usage events, rollups) and its reader. */
+  stats: DynamoStatsStore;
+  rollups: Rollups;
   close(): Promise<void>;
 }
 
@@ -51,9 +56,10 @@ export async function startRealRuntime(options: RealRuntimeOptions): Promise<Rea
   const ricEntry = requireRic();
   const store = await startEmbeddedStore(undefined);
   const dynamo = localDynamo(store.endpoint);
-  const tables = { keys: 'gateway-keys', usage: 'gateway-usage', identity: 'gateway-identity' };
+  const tables = { keys: 'gateway-keys', usage: 'gateway-usage', stats: 'gateway-stats', identity: 'gateway-identity' };
   await ensureKeyTable(dynamo, tables.keys);
   await ensureUsageTable(dynamo, tables.usage);
+  await ensureStatsTable(dynamo, tables.stats);
   await ensureIdentityTable(dynamo, tables.identity);
   const taskRoot = options.taskRoot ?? (await buildProductionBundle());
   const lambda = await startLambdaEnvironment({
@@ -68,6 +74,7 @@ export async function startRealRuntime(options: RealRuntimeOptions): Promise<Rea
       GATEWAY_CONFIG_JSON: JSON.stringify(options.routing),
       GATEWAY_KEYS_TABLE: tables.keys,
       GATEWAY_USAGE_TABLE: tables.usage,
+      GATEWAY_STATS_TABLE: tables.stats,
       // Read only when the routing config has `identity`.
       GATEWAY_IDENTITY_TABLE: tables.identity,
       AWS_ACCESS_KEY_ID: FUNCTION_ROLE_CREDENTIALS.accessKeyId,
@@ -85,6 +92,8 @@ export async function startRealRuntime(options: RealRuntimeOptions): Promise<Rea
     url: front.url,
     lambda,
     putKey: (record) => keys.put(record),
+    stats: new DynamoStatsStore(tables.stats, dynamo),
+    rollups: new Rollups(tables.stats, dynamo),
     async close() {
       await front.close();
       // The handler's work after the last answer (usage record, lastUsedAt) writes to the store:

@@ -9,9 +9,12 @@ import type { GatewayDeps } from '../../lambda/deps.ts';
 import { EnvCredentials, type CredentialSource } from '../../lambda/upstream/credentials.ts';
 import { nodeHttpFetch } from '../../lambda/upstream/node-http-fetch.ts';
 import { UpstreamHealth, type HealthOptions } from '../../lambda/upstream/upstream-health.ts';
-import { ensureIdentityTable, ensureKeyTable, ensureUsageTable, localDynamo, startEmbeddedStore, type EmbeddedStore } from '../../bin/local/embedded-store.ts';
+import { ensureIdentityTable, ensureKeyTable, ensureStatsTable, ensureUsageTable, localDynamo, startEmbeddedStore, type EmbeddedStore } from '../../bin/local/embedded-store.ts';
 import { createIdentityDoor, type IdentityDoor } from '../../lambda/identity/index.ts';
 import { newTokenKey, type IdentitySecret } from '../../lambda/identity/secrets.ts';
+import { Rollups } from '../../lambda/usage/rollups.ts';
+import { PoolSpendCache } from '../../lambda/usage/group-pools.ts';
+import { DynamoStatsStore } from '../../lambda/usage/stats-store.ts';
 import { DynamoUsageStore } from '../../lambda/usage/usage-store.ts';
 import { UsageRecorder } from '../../lambda/usage/usage-recorder.ts';
 import { createPriceBook } from '../../lambda/usage/prices.ts';
@@ -31,6 +34,8 @@ export interface HarnessOptions {
   shareStoreWith?: Harness;
   /** The local server's limits and timeouts (bin/local/function-url-server.ts). */
   server?: Partial<Omit<FunctionUrlServerOptions, 'maxBodyBytes' | 'functionTimeoutMs'>>;
+  /** How long group pool spend is cached (ms; the gateway's 30 s unless given; at least 1). */
+  poolCacheMs?: number;
   /** With a config that has `identity`: the IdP client secret, and a clock for the sign-in room. */
   identity?: { clientSecret?: string; now?: () => number; otlpHeaders?: string };
 }
@@ -39,12 +44,15 @@ export interface Harness {
   url: string;
   store: DynamoKeyStore;
   usage: DynamoUsageStore;
+  /** The stats table: usage events (Lambda mode, usageFlushMs 0) and rollups, and their reader. */
+  stats: DynamoStatsStore;
+  rollups: Rollups;
   /** What the gateway records through (batched when `settings.usageFlushMs` > 0). */
   recorder: UsageRecorder;
   /** Log lines the gateway wrote, parsed. */
   logs: Record<string, unknown>[];
   rawLogs: string[];
-  storeInfo: { endpoint: string; keyTable: string; usageTable: string; identityTable: string; identitySecret: IdentitySecret };
+  storeInfo: { endpoint: string; keyTable: string; usageTable: string; statsTable: string; identityTable: string; identitySecret: IdentitySecret };
   /** The sign-in room, when the config has `identity`. */
   identity: IdentityDoor | undefined;
   server: FunctionUrlServer;
@@ -64,6 +72,7 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
     endpoint: (embedded as EmbeddedStore).endpoint,
     keyTable: name('keys'),
     usageTable: name('usage'),
+    statsTable: name('stats'),
     identityTable: name('identity'),
     identitySecret: { tokenKey: newTokenKey(), ...(options.identity?.clientSecret ? { clientSecret: options.identity.clientSecret } : {}), ...(options.identity?.otlpHeaders ? { otlpHeaders: options.identity.otlpHeaders } : {}) },
   };
@@ -71,12 +80,16 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
   if (!shared) {
     await ensureKeyTable(dynamo, storeInfo.keyTable);
     await ensureUsageTable(dynamo, storeInfo.usageTable);
+    await ensureStatsTable(dynamo, storeInfo.statsTable);
     await ensureIdentityTable(dynamo, storeInfo.identityTable);
   }
   const store = new DynamoKeyStore(storeInfo.keyTable, dynamo);
   const usage = new DynamoUsageStore(storeInfo.usageTable, dynamo);
   const settings = { ...DEFAULT_SETTINGS, ...options.settings };
-  const recorder = new UsageRecorder(usage, { flushMs: settings.usageFlushMs });
+  const stats = new DynamoStatsStore(storeInfo.statsTable, dynamo);
+  const recorder = new UsageRecorder(usage, { flushMs: settings.usageFlushMs, stats });
+  const pools = new PoolSpendCache(storeInfo.statsTable, dynamo, options.poolCacheMs);
+  const poolSpend = (groups: readonly string[], at: Date) => pools.spend(groups, at);
   const routing = parseRoutingConfig(options.config);
   const rawLogs: string[] = [];
   const logs: Record<string, unknown>[] = [];
@@ -95,7 +108,7 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
         log,
         cacheSeconds: settings.sessionCacheSeconds,
         ...(options.identity?.now ? { now: options.identity.now } : {}),
-        spend: { days: (account: string, from: string) => recorder.days(account, from) },
+        spend: { days: (account: string, from: string) => recorder.days(account, from), pools: poolSpend },
         fetch: options.fetch ?? nodeHttpFetch,
       })
     : undefined;
@@ -106,6 +119,7 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
     credentials: options.credentials ?? new EnvCredentials(options.env ?? {}),
     health: new UpstreamHealth(options.health),
     usage: recorder,
+    poolSpend,
     settings,
     log,
     // The production upstream client, so tests exercise what deploys.
@@ -124,6 +138,8 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
     url,
     store,
     usage,
+    stats,
+    rollups: new Rollups(storeInfo.statsTable, dynamo),
     recorder,
     storeInfo,
     identity,

@@ -1,3 +1,4 @@
+import { logOf } from '../../support/gateway-harness.ts';
 import { messagesWith, startSignInGateway, ALICE, type SignInSetup } from '../../support/sign-in-gateway.ts';
 import { approveInBrowser, DEVICE_GRANT, enterCode, poll, refresh, ScriptedBrowser, signIn, startDeviceFlow, tokenRequest } from '../../support/sign-in.ts';
 
@@ -149,8 +150,8 @@ describe('device flow', () => {
     await models.text();
     await viaApiKey.text();
     // Requests of a session are logged (and metered) under the person, never with the token.
-    const logged = setup.gateway.logs.filter((line) => line.msg === 'request' && line.route === 'responses');
-    expect(logged.at(-1)).toMatchObject({ sub: ALICE.sub });
+    // The line is written once the usage is: wait for it rather than race it.
+    expect(await logOf(setup.gateway, responses.headers.get('request-id'))).toMatchObject({ route: 'responses', sub: ALICE.sub });
     expect(setup.gateway.rawLogs.join('\n')).not.toContain(tokens.access_token as string);
   });
 });

@@ -29,7 +29,7 @@ describe('alarms', () => {
       Namespace: 'AWS/Lambda',
       Threshold: 1,
       ComparisonOperator: 'GreaterThanOrEqualToThreshold',
-      Dimensions: [{ Name: 'FunctionName', Value: { Ref: onlyResource(template, 'AWS::Lambda::Function').logicalId } }],
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: onlyResource(template, 'AWS::Lambda::Function', 'Gateway').logicalId } }],
     });
   });
 

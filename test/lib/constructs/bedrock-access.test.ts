@@ -45,7 +45,7 @@ test('a route passing client model names through Bedrock needs "anyModel", which
 test('"anyModel" grants models in the upstream\'s Region only: other Regions\' foundation models only through that Region\'s inference profiles', () => {
   const routing = { upstreams: { br: { type: 'bedrock', region: 'eu-west-1', anyModel: true } }, routes: [{ model: 'claude-*', upstream: 'br' }] };
   const { template } = synthGateway({ routing });
-  const statements = onlyResource(template, 'AWS::IAM::Policy').properties.PolicyDocument.Statement as { Action: string[]; Resource: unknown; Condition?: unknown }[];
+  const statements = onlyResource(template, 'AWS::IAM::Policy', 'Gateway').properties.PolicyDocument.Statement as { Action: string[]; Resource: unknown; Condition?: unknown }[];
   const bedrock = statements.filter((statement) => String(statement.Action).includes('bedrock:'));
   const inference = { 'Fn::Join': ['', ['arn:aws:bedrock:eu-west-1:', { Ref: 'AWS::AccountId' }, ':inference-profile/*']] };
   const application = { 'Fn::Join': ['', ['arn:aws:bedrock:eu-west-1:', { Ref: 'AWS::AccountId' }, ':application-inference-profile/*']] };
@@ -103,10 +103,10 @@ test('any upstream signed for service bedrock is granted its models: a bedrock u
 test('in the stack: the grants are on the function\'s role, and an all-Bedrock gateway has no upstream secret', () => {
   const { template } = synthGateway({ routing: { upstreams: { br: { type: 'bedrock', region: 'us-east-1' } }, routes: [{ model: 'claude-haiku-4-5', upstream: 'br', upstreamModel: 'anthropic.claude-haiku-4-5-20251001-v1:0' }] } });
   expect(Object.keys(template.findResources('AWS::SecretsManager::Secret'))).toEqual([]);
-  const statements = onlyResource(template, 'AWS::IAM::Policy').properties.PolicyDocument.Statement as { Action: string[]; Resource: unknown }[];
+  const statements = onlyResource(template, 'AWS::IAM::Policy', 'Gateway').properties.PolicyDocument.Statement as { Action: string[]; Resource: unknown }[];
   expect(statements).toContainEqual(expect.objectContaining({ Action: ['bedrock:CountTokens', ...INVOKE], Resource: 'arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-haiku-4-5-20251001-v1:0' }));
   expect(statements.some((statement) => String(statement.Action).includes('secretsmanager'))).toBe(false);
-  const environment = onlyResource(template, 'AWS::Lambda::Function').properties.Environment.Variables as Record<string, unknown>;
+  const environment = onlyResource(template, 'AWS::Lambda::Function', 'Gateway').properties.Environment.Variables as Record<string, unknown>;
   expect(environment.GATEWAY_UPSTREAM_SECRET).toBeUndefined();
   expect(() => synthGateway({ routing: { upstreams: { br: { type: 'bedrock', region: 'us-east-1' } }, routes: [{ model: 'claude-*', upstream: 'br' }] } })).toThrow(/cannot be deployed as it is/);
 });

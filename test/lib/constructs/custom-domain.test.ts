@@ -59,7 +59,7 @@ describe('CustomDomain', () => {
 
     const dynamicReference = { 'Fn::Join': ['', ['{{resolve:secretsmanager:', { Ref: secretId }, ':SecretString:::}}']] };
     expect(origin.OriginCustomHeaders).toEqual([{ HeaderName: ORIGIN_VERIFY_HEADER, HeaderValue: dynamicReference }]);
-    const variables = onlyResource(template, 'AWS::Lambda::Function').properties.Environment.Variables;
+    const variables = onlyResource(template, 'AWS::Lambda::Function', 'Gateway').properties.Environment.Variables;
     expect(variables.GATEWAY_ORIGIN_SECRET).toEqual(dynamicReference);
   });
 
@@ -79,7 +79,7 @@ describe('CustomDomain', () => {
   });
 
   test('leaves the function permissions unchanged: CloudFormation, not the function, reads the origin secret', () => {
-    const resources = onlyResource(template, 'AWS::IAM::Policy').properties.PolicyDocument.Statement.map((statement: { Resource: unknown }) => statement.Resource);
+    const resources = onlyResource(template, 'AWS::IAM::Policy', 'Gateway').properties.PolicyDocument.Statement.map((statement: { Resource: unknown }) => statement.Resource);
     expect(JSON.stringify(resources)).not.toContain('OriginVerifySecret');
   });
 
@@ -96,7 +96,7 @@ describe('CustomDomain', () => {
     const openOrigin = onlyResource(open, 'AWS::CloudFront::Distribution').properties.DistributionConfig.Origins[0];
     expect(openOrigin.OriginCustomHeaders).toBeUndefined();
     expect(openOrigin.CustomOriginConfig.OriginReadTimeout).toBe(180);
-    expect(onlyResource(open, 'AWS::Lambda::Function').properties.Environment.Variables.GATEWAY_ORIGIN_SECRET).toBeUndefined();
+    expect(onlyResource(open, 'AWS::Lambda::Function', 'Gateway').properties.Environment.Variables.GATEWAY_ORIGIN_SECRET).toBeUndefined();
     expect(onlyResource(open, 'AWS::SecretsManager::Secret').properties.GenerateSecretString).toBeUndefined();
   });
 

@@ -28,7 +28,7 @@ describe('CloudWatch dashboard', () => {
     expect(traffic.properties.metrics.map((row: any[]) => row.slice(0, 2))).toEqual(['Requests', 'ServerErrors', 'Throttles', 'ClientErrors', 'StreamErrors'].map((name) => ['TeamGateway', name]));
     const latency = titled('Latency and time to first byte (ms)');
     expect(latency.properties.metrics.map((row: any[]) => [row[1], row.at(-1).stat])).toEqual([['TimeToFirstByte', 'p50'], ['TimeToFirstByte', 'p99'], ['Latency', 'p50'], ['Latency', 'p99']]);
-    const variables: Record<string, unknown> = onlyResource(template, 'AWS::Lambda::Function').properties.Environment.Variables;
+    const variables: Record<string, unknown> = onlyResource(template, 'AWS::Lambda::Function', 'Gateway').properties.Environment.Variables;
     expect(variables.GATEWAY_METRICS_NAMESPACE).toBe(config.stackName);
   });
 

@@ -5,7 +5,7 @@ import { onlyResource, synthGateway } from '../synth.ts';
 
 describe('GatewayFunction', () => {
   test('bundle target and Lambda runtime are the same Node major', () => {
-    const runtime = onlyResource(synthGateway().template, 'AWS::Lambda::Function').properties.Runtime as string;
+    const runtime = onlyResource(synthGateway().template, 'AWS::Lambda::Function', 'Gateway').properties.Runtime as string;
     expect(runtime).toMatch(/^nodejs\d+\.x$/);
     expect(HANDLER_BUNDLING.target).toBe(runtime.replace(/^nodejs(\d+)\.x$/, 'node$1'));
   });
@@ -13,7 +13,7 @@ describe('GatewayFunction', () => {
   test('synthesizes with the real esbuild bundle: one ESM file with the require banner and a source map without sources', () => {
     const { app, template } = synthGateway({}, { bundle: true });
     const assembly = app.synth();
-    const code = onlyResource(template, 'AWS::Lambda::Function').properties.Code as { S3Key: string };
+    const code = onlyResource(template, 'AWS::Lambda::Function', 'Gateway').properties.Code as { S3Key: string };
     const assetHash = code.S3Key.replace(/\.zip$/, '');
     const assetDir = join(assembly.directory, `asset.${assetHash}`);
 

@@ -4,7 +4,7 @@ import { onlyResource, synthGateway } from '../synth.ts';
 describe('saved Logs Insights queries', () => {
   const { template } = synthGateway();
   const definitions = Object.values(template.findResources('AWS::Logs::QueryDefinition')).map((resource: any) => resource.Properties);
-  const logGroup = onlyResource(template, 'AWS::Logs::LogGroup').logicalId;
+  const logGroup = onlyResource(template, 'AWS::Logs::LogGroup', 'Gateway').logicalId;
 
   test('one per query, named after the stack, scoped to the gateway log group', () => {
     expect(definitions.map((definition) => definition.Name).sort()).toEqual(Object.keys(LOG_QUERIES).map((name) => `AgentGateway/${name}`).sort());

@@ -6,7 +6,9 @@ import { IdentityOperations } from '../lambda/identity/operators.ts';
 import { DynamoUsageStore } from '../lambda/usage/usage-store.ts';
 import { createKey, keyUsage, listKeys, revokeKey, rotateKey, updateKey, usageSummary, type Output } from './local/key-commands.ts';
 import { LIMIT_FLAGS, parseDuration, parseExpiry, parseLimits, parseModels, parseSince, UsageError } from './local/key-options.ts';
-import { listPeople, personNamed, revokePerson } from './local/people-commands.ts';
+import type { CapChanges } from '../lambda/identity/operators.ts';
+import { readGatewayConfig } from './local/gateway-config.ts';
+import { listPeople, parseCapChanges, personNamed, revokePerson, setPersonCaps, showPerson } from './local/people-commands.ts';
 import { readDeployedGateway } from './local/stack-outputs.ts';
 import { openLocalStore, type OpenedStore } from './local/store-access.ts';
 import { sdkDynamo } from './sdk-dynamo.ts';
@@ -21,6 +23,8 @@ const USAGE = `Manage the gateway's API keys, and the people who sign in.
   npm run keys -- usage [ID] [--since 2026-11-01|7d] [--json]
   npm run keys -- people list [--json]
   npm run keys -- people revoke EMAIL|SUB [--json]
+  npm run keys -- people show EMAIL|SUB [--config FILE] [--json]
+  npm run keys -- people set-caps EMAIL|SUB [--daily USD|none|inherit] [--weekly ...] [--monthly ...] [--json]
 
 Limits (with update, "none" removes one):
   --rpm N                requests per minute
@@ -47,7 +51,10 @@ first of this month.
 else http://127.0.0.1:8787).
 --owner ties the key to a person who has signed in (docs/sign-in.md): it acts for them, with their groups.
 people list shows who signed in (groups, last seen, sessions); people revoke ends all their sessions at once
-and revokes the keys tied to them.`;
+and revokes the keys tied to them. people show gives a person's effective models and caps (and where each
+comes from) and their spend today, this week and this month; it reads the gateway config from --config,
+GATEWAY_CONFIG or ./cdk.json. people set-caps sets their own caps (USD per UTC day, week from Monday, month):
+none = no cap, inherit = their groups' or the default cap again; every change is an audit event.`;
 
 function parse() {
   try {
@@ -75,6 +82,10 @@ function parse() {
         stack: { type: 'string' },
         region: { type: 'string' },
         'data-dir': { type: 'string' },
+        config: { type: 'string' },
+        daily: { type: 'string' },
+        weekly: { type: 'string' },
+        monthly: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -110,14 +121,18 @@ async function openStore(values: ReturnType<typeof parse>['values']): Promise<Op
 }
 
 const COMMANDS = ['create', 'list', 'update', 'rotate', 'revoke', 'usage', 'people'];
-const PEOPLE_COMMANDS = ['list', 'revoke'];
+const PEOPLE_COMMANDS = ['list', 'revoke', 'show', 'set-caps'];
 
 async function main(): Promise<void> {
   const { positionals, values } = parse();
   const [command, id, person] = positionals;
   if (values.help || command === undefined) return void console.log(USAGE);
   if (!COMMANDS.includes(command)) throw new UsageError(`Unknown command "${command}"`);
-  if (command === 'people' && !PEOPLE_COMMANDS.includes(id ?? '')) throw new UsageError(`people takes ${PEOPLE_COMMANDS.join(' or ')}`);
+  if (command === 'people' && !PEOPLE_COMMANDS.includes(id ?? '')) throw new UsageError(`people takes ${PEOPLE_COMMANDS.join(', ')}`);
+  const capFlags = { daily: values.daily, weekly: values.weekly, monthly: values.monthly };
+  const capChanges = command === 'people' && id === 'set-caps' ? parseCapChanges(capFlags) : undefined;
+  if (capChanges === undefined && Object.values(capFlags).some((value) => value !== undefined)) throw new UsageError('--daily, --weekly and --monthly go with people set-caps');
+  const config = command === 'people' && id === 'show' ? readGatewayConfig(values.config, process.env) : undefined;
   if (values.owner !== undefined && command !== 'create') throw new UsageError('--owner goes with create');
   // Validate everything before touching a store.
   const limitValues = Object.fromEntries(Object.keys(LIMIT_FLAGS).map((flag) => [flag, values[flag as keyof typeof LIMIT_FLAGS]]));
@@ -138,6 +153,8 @@ async function main(): Promise<void> {
       await createKey(store, { name: values.name as string, ...(models ? { models } : {}), ...(expiresAt ? { expiresAt } : {}), ...(owner ? { owner } : {}), limits: limits.set, url }, out);
     } else if (command === 'people') {
       if (id === 'list') await listPeople(await opened.identity(), out);
+      else if (id === 'show') await showPerson(await opened.identity(), usage, config?.identity, person, out);
+      else if (id === 'set-caps') await setPersonCaps(await opened.identity(), person, capChanges as CapChanges, out);
       else await revokePerson(await opened.identity(), store, person, out);
     } else if (command === 'list') await listKeys(store, out);
     else if (command === 'update') await updateKey(store, id, { name: values.name, models, expiresAt, limits }, out);

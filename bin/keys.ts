@@ -10,7 +10,7 @@ import type { CapChanges } from '../lambda/identity/operators.ts';
 import { readGatewayConfig } from './local/gateway-config.ts';
 import { listPeople, parseCapChanges, personNamed, revokePerson, setPersonCaps, showPerson } from './local/people-commands.ts';
 import { readDeployedGateway } from './local/stack-outputs.ts';
-import { openLocalStore, type OpenedStore } from './local/store-access.ts';
+import { DEPLOYED_REVOCATION, openLocalStore, type OpenedStore } from './local/store-access.ts';
 import { sdkDynamo } from './sdk-dynamo.ts';
 
 const USAGE = `Manage the gateway's API keys, and the people who sign in.
@@ -48,7 +48,7 @@ Where the keys live:
 working for --overlap (default 24h). usage without an ID summarises every key; --since defaults to the
 first of this month.
 --url is the gateway address used in the printed client setup (default: the stack's address with --stack,
-else http://127.0.0.1:8787).
+else the address of the npm start running on the data folder, else http://HOST:PORT, 127.0.0.1:8787).
 --owner ties the key to a person who has signed in (docs/sign-in.md): it acts for them, with their groups.
 people list shows who signed in (groups, last seen, sessions); people revoke ends all their sessions at once
 and revokes the keys tied to them. people show gives a person's effective models and caps (and where each
@@ -115,7 +115,7 @@ async function openStore(values: ReturnType<typeof parse>['values']): Promise<Op
       if (identityTable === undefined) throw new UsageError('This needs the identity table (sign-in): --stack NAME of a stack with sign-in, or --identity-table NAME with --table');
       return new IdentityOperations(identityTable, dynamo);
     };
-    return { store: new DynamoKeyStore(table, dynamo), usage, identity, close: async () => client.destroy() };
+    return { store: new DynamoKeyStore(table, dynamo), usage, identity, revocation: DEPLOYED_REVOCATION, close: async () => client.destroy() };
   }
   return openLocalStore(resolve(values['data-dir'] ?? process.env.GATEWAY_DATA_DIR ?? '.gateway'));
 }
@@ -145,7 +145,8 @@ async function main(): Promise<void> {
 
   const opened = await openStore(values);
   const out: Output = { json: values.json, print: (text) => console.log(text) };
-  const url = values.url ?? `http://${process.env.HOST || '127.0.0.1'}:${process.env.PORT || 8787}`;
+  // The address a running npm start recorded is the one clients can use; else what npm start would take.
+  const url = values.url ?? opened.gatewayUrl ?? `http://${process.env.HOST || '127.0.0.1'}:${process.env.PORT || 8787}`;
   try {
     const { store, usage } = opened;
     if (command === 'create') {
@@ -159,7 +160,7 @@ async function main(): Promise<void> {
     } else if (command === 'list') await listKeys(store, out);
     else if (command === 'update') await updateKey(store, id, { name: values.name, models, expiresAt, limits }, out);
     else if (command === 'rotate') await rotateKey(store, id, overlap, url, out);
-    else if (command === 'revoke') await revokeKey(store, id, out);
+    else if (command === 'revoke') await revokeKey(store, id, out, opened.revocation);
     else {
       if (!usage) throw new UsageError('usage needs the usage table: --stack NAME, or --usage-table NAME with --table');
       if (id === undefined) await usageSummary(store, usage, since, out);
@@ -170,6 +171,8 @@ async function main(): Promise<void> {
   }
 }
 
+// The embedded store's files (LevelDB creates them as it goes) and the data folder's records: the owner's only.
+process.umask(0o077);
 try {
   await main();
 } catch (error) {

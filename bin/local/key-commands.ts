@@ -68,6 +68,7 @@ async function keysOf(store: DynamoKeyStore, id: string | undefined, command: st
 }
 
 /**
+/**
  * The identity's keys, refusing to build on a malformed one: its settings cannot be read, so
  * copying or merging them (a rotation, an update of one limit) could drop a restriction.
  */
@@ -78,10 +79,13 @@ async function wellFormedKeysOf(store: DynamoKeyStore, id: string | undefined, c
   return records;
 }
 
-/** Revokes every key of the identity (the current one and any still in a rotation overlap). */
-export async function revokeKey(store: DynamoKeyStore, id: string | undefined, out: Output): Promise<void> {
+/**
+ * Revokes every key of the identity (the current one and any still in a rotation overlap), and
+ * says when that reaches the gateway: a gateway trusts a key it looked up for its key-cache time.
+ */
+export async function revokeKey(store: DynamoKeyStore, id: string | undefined, out: Output, takesEffect: { seconds: number; text: string }): Promise<void> {
   for (const record of await keysOf(store, id, 'revoke')) await store.revoke(record.keyHash);
-  out.print(out.json ? JSON.stringify({ id, revoked: true }) : `Revoked ${id}.`);
+  out.print(out.json ? JSON.stringify({ id, revoked: true, effectiveWithinSeconds: takesEffect.seconds }) : `Revoked ${id}. ${takesEffect.text}`);
 }
 
 export interface KeyChanges {

@@ -1,11 +1,12 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { dataFolderHolder } from '../../bin/local/data-folder.ts';
 import { localDynamo, LOCAL_STATS_TABLE } from '../../bin/local/embedded-store.ts';
 import { Rollups } from '../../lambda/usage/rollups.ts';
 import { startBedrockFake, textEvents } from '../support/bedrock-fake.ts';
-import { eventually, runKeys, startDevServer, tempDir } from '../support/processes.ts';
+import { eventually, firstKey, runKeys, startDevServer, tempDir } from '../support/processes.ts';
 
 /**
  * `npm start` end to end: a fresh data directory, no network, no AWS account; the first start
@@ -20,9 +21,13 @@ describe('npm start', () => {
     try {
       const output = server.output();
       expect(output).toContain('every model is answered by the built-in simulator');
-      const key = /\n {2}(gwk_\S+)\n/.exec(output)?.[1] as string;
-      expect(output).toContain(`export ANTHROPIC_BASE_URL=${server.url}/first`);
-      expect(output).toContain(`base_url = "${server.url}/second/v1"`);
+      // Its output is a log here (a pipe): the key and its setup are in a file only this user reads.
+      expect(output).not.toContain('gwk_');
+      const key = firstKey(output);
+      const keyFile = join(dataDir, 'first-key.txt');
+      expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+      expect(readFileSync(keyFile, 'utf8')).toContain(`export ANTHROPIC_BASE_URL=${server.url}/first`);
+      expect(readFileSync(keyFile, 'utf8')).toContain(`base_url = "${server.url}/second/v1"`);
 
       const anthropic = new Anthropic({ baseURL: `${server.url}/first`, apiKey: key, maxRetries: 0 });
       const message = await anthropic.messages.stream({ model: 'claude-sonnet-5', max_tokens: 50, messages: [{ role: 'user', content: 'Say hi' }] }).finalMessage();
@@ -69,7 +74,8 @@ describe('npm start', () => {
       const response = await fetch(`${server.url}/second/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{"model":"m","input":"hi"}' });
       expect(response.status).toBe(200);
       // The request is in the usage rollups at the next flush (every second), read from the running server's store.
-      const { endpoint } = JSON.parse(readFileSync(join(dataDir, 'store-endpoint.json'), 'utf8')) as { endpoint: string };
+      // The running gateway's lock record names its store (secret included).
+      const endpoint = dataFolderHolder(dataDir)?.store as string;
       const rollups = new Rollups(LOCAL_STATS_TABLE, localDynamo(endpoint));
       const requestsOf = async () => (await rollups.totals('key', sentAt, new Date(), 'D')).find((entry) => entry.value === JSON.parse(created.stdout).id)?.totals.requests;
       for (const until = Date.now() + 5_000; (await requestsOf()) === undefined && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 100));
@@ -102,7 +108,7 @@ describe('npm start with Amazon Bedrock', () => {
     writeFileSync(config, JSON.stringify({ upstreams: { br: { type: 'bedrock', region: 'us-west-2', baseUrl: fake.url } }, routes: [{ model: '*', upstream: 'br', upstreamModel: 'us.anthropic.claude-sonnet-5-v1:0' }] }));
     const server = await startDevServer({ GATEWAY_DATA_DIR: dir, GATEWAY_CONFIG: config, ...credentials(dir) });
     try {
-      const key = /\n {2}(gwk_\S+)\n/.exec(server.output())?.[1] as string;
+      const key = firstKey(server.output());
       fake.script({ events: textEvents('Signed by the operator.') });
       const anthropic = new Anthropic({ baseURL: `${server.url}/first`, apiKey: key, maxRetries: 0 });
       const message = await anthropic.messages.stream({ model: 'claude-sonnet-5', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] }).finalMessage();

@@ -1,7 +1,7 @@
 import net from 'node:net';
 
 export interface TcpProxy {
-  /** The proxy's origin: http://127.0.0.1:<port>. */
+  /** The proxy's address, http://127.0.0.1:<port>, with the target's path (the embedded store's per-run secret is its path). */
   url: string;
   /** TCP connections accepted so far. */
   connections(): number;
@@ -12,7 +12,7 @@ export interface TcpProxyOptions {
   /**
    * Holds server-to-client bytes until this many are waiting or `holdMs` has passed since the
    * first of them: a hop that delays small writes, as practitioners report of Lambda Function
-   * URLs (README, "Check it end to end"). Absent: bytes pass at once.
+   * URLs (docs/deployment.md, "Check it end to end"). Absent: bytes pass at once.
    */
   holdSmallWrites?: { untilBytes: number; holdMs: number };
   /** The first this many connections are accepted and never answered (a service that hangs); later ones pass. */
@@ -71,7 +71,7 @@ export async function startTcpProxy(target: string, options: TcpProxyOptions = {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}${new URL(target).pathname.replace(/\/$/, '')}`,
     connections: () => count,
     async close() {
       for (const socket of sockets) socket.destroy();

@@ -85,6 +85,9 @@ test('people set-caps: own caps win, none is no cap, inherit drops them again; a
   }
   expect((await runKeys(['people', 'show', 'alice'], { ...env, GATEWAY_CONFIG: join(dataDir, 'missing.json') })).stderr).toContain('Cannot read the gateway config');
   expect((await runKeys(['people', 'set-caps', 'nobody@example.com', '--daily', '1'], env)).code).toBe(2);
+  const broken = join(dataDir, 'broken.json');
+  writeFileSync(broken, '{\n  "upstreams": {},\n  "routes": [');
+  expect((await runKeys(['people', 'show', 'alice', '--config', broken], env)).stderr).toContain('not valid JSON at line 3, column 14');
 
   const events = await withStore((identity) => identity.audit.day(utcDay(new Date())));
   expect(events.filter((event) => event.type === 'person_caps_changed').map((event) => [event.sub, event.actor, event.via, event.detail])).toEqual([

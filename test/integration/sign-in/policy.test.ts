@@ -63,6 +63,7 @@ describe('allowed and denied models, on every route that names one', () => {
     const count = await post('/first/v1/messages/count_tokens', bob, { model: 'claude-sonnet-5', messages: [{ role: 'user', content: 'hi' }] });
     expect(count.status).toBe(400);
     expect(count.body).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+    expect(await logOf(setup.gateway, count.headers.get('request-id'))).toMatchObject({ status: 400, sub: 'bob', outcome: 'invalid_request' });
     expect((await post('/first/v1/messages/count_tokens', bob, { model: 'claude-haiku-4-5', messages: [{ role: 'user', content: 'hi' }] })).status).toBe(200);
 
     const error = await openai(bob).responses.create(responses('gpt-5.5') as OpenAI.Responses.ResponseCreateParamsNonStreaming).catch((caught: unknown) => caught);

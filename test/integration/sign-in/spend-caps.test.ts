@@ -125,7 +125,8 @@ describe('the refusal once a cap is reached', () => {
     });
     // Refused before anything went upstream.
     const line = await logOf(setup.gateway, refused.headers.get('request-id'));
-    expect(line).toMatchObject({ status: 429 });
+    // Not an audit event: the request's own line says who was refused and why.
+    expect(line).toMatchObject({ status: 429, sub: 'dave', outcome: 'budget_exhausted' });
     expect(line.upstream).toBeUndefined();
   });
 

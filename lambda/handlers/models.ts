@@ -19,12 +19,12 @@ const LISTED_IN_REFUSAL = 40;
 
 /**
  * The 404 for a model no route matches, listing what is routed (in the order routes are tried), so
- * a typo shows next to the right name. A key with an allowlist sees only the names it may use,
- * as in the model lists, and its allowlist.
+ * a typo shows next to the right name. A key with an allowlist, or a person with a model policy,
+ * sees only the names they may use, as in the model lists; a key also its allowlist.
  */
 export function noRoute(router: Router, state: RequestState, model: string): GatewayError {
   const allow = state.key?.models;
-  const names = allow === undefined ? router.patterns : visibleModels(router, state);
+  const names = allow === undefined && state.policy?.models === undefined ? router.patterns : visibleModels(router, state);
   const shown = names.slice(0, LISTED_IN_REFUSAL).join(', ') + (names.length > LISTED_IN_REFUSAL ? ` and ${names.length - LISTED_IN_REFUSAL} more` : '');
   const listed = names.length === 0 ? '' : ` Routed models: ${shown}.`;
   const allowed = allow === undefined ? '' : ` This key may use: ${allow.join(', ')}.`;

@@ -102,6 +102,12 @@ describe('model lists show only what the caller may use', () => {
     expect(await ids('/second/v1/models?client_version=0.171.0', alice)).toEqual(['claude-haiku-4-5', 'claude-sonnet-5', 'gpt-5.5']);
     expect(await ids('/second/v1/models?client_version=0.171.0', bob)).toEqual(['claude-haiku-4-5']);
   });
+
+  test("a model their policy allows but no route serves: the 404 lists only the routed models they may use", async () => {
+    const refused = await post('/first/v1/messages', alice, messages('claude-opus-9'));
+    expect([refused.status, refused.body.error]).toEqual([404, { type: 'not_found_error', message: 'No route for model "claude-opus-9". Routed models: claude-sonnet-5, claude-haiku-4-5, gpt-5.5.' }]);
+    expect(((await post('/first/v1/messages', bob, messages('claude-haiku-9'))).body.error as { message: string }).message).toBe('No route for model "claude-haiku-9". Routed models: claude-haiku-4-5.');
+  });
 });
 
 describe('keys tied to a person', () => {

@@ -1,8 +1,7 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { newTokenKey } from '../../lambda/identity/secrets.ts';
 import type { AwsJsonFake } from '../support/aws-json-fake.ts';
 import { startTestIdp, type TestIdp } from '../support/oidc-idp.ts';
+import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver.ts';
 import { messagesWith, ALICE } from '../support/sign-in-gateway.ts';
 import { approveInBrowser, poll, refresh, revoke, ScriptedBrowser } from '../support/sign-in.ts';
 import { startFunctionSecrets, startRealRuntime, type RealRuntime } from './real-runtime.ts';
@@ -18,24 +17,14 @@ import { startFunctionSecrets, startRealRuntime, type RealRuntime } from './real
 let idp: TestIdp;
 let secrets: AwsJsonFake;
 let runtime: RealRuntime;
-let collector: http.Server;
-const collected: { path: string; key: string | undefined; authorization: string | undefined; body: string }[] = [];
+let collector: OtlpReceiver;
 const tokenKey = newTokenKey();
 const SETTINGS = { env: { CLAUDE_CODE_ENABLE_GATEWAY_MODEL_DISCOVERY: '1' } };
 
 beforeAll(async () => {
   idp = await startTestIdp({ users: [ALICE] });
   // An OTLP/HTTP collector on loopback; its header comes from a member of the identity secret.
-  collector = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      collected.push({ path: req.url as string, key: req.headers['x-collector-key'] as string | undefined, authorization: req.headers.authorization, body: Buffer.concat(chunks).toString() });
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
-  const collectorUrl = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
+  collector = await startOtlpReceiver();
   secrets = await startFunctionSecrets({ tokenKey, IDP_CLIENT_SECRET: idp.clientSecret, OTLP_HEADERS: 'x-collector-key=from-the-secret' });
   runtime = await startRealRuntime({
     routing: {
@@ -49,7 +38,7 @@ beforeAll(async () => {
         policies: [{ models: ['claude-*'], managedSettings: SETTINGS }],
         // A pool makes every request of Alice's read the group rollups from the stats table.
         caps: { default: { daily: 50 }, pools: { [ALICE.groups[0] as string]: { monthly: 1000 } } },
-        otlp: { endpoint: collectorUrl, headersEnv: 'OTLP_HEADERS' },
+        otlp: { endpoint: collector.url, headersEnv: 'OTLP_HEADERS' },
       },
     },
     timeoutMs: 10_000,
@@ -62,7 +51,7 @@ afterAll(async () => {
   await runtime?.close();
   await secrets?.close();
   await idp?.close();
-  await new Promise((resolve) => collector?.close(resolve));
+  await collector?.close();
 });
 
 test('a whole sign-in, a model request with its token, a refresh and a sign-out through the real runtime', async () => {
@@ -130,6 +119,6 @@ async function expectPolicyServed(url: string, access: string, headers: Headers)
   const metrics = await fetch(`${url}/first/v1/metrics`, { method: 'POST', headers: { ...bearer, 'content-type': 'application/json' }, body: '{"resourceMetrics":[]}' });
   expect(metrics.status).toBe(200);
   // Lambda forwards before the invocation ends (nothing runs between invocations).
-  for (const until = Date.now() + 5_000; collected.length === 0 && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 20));
-  expect(collected).toEqual([{ path: '/v1/metrics', key: 'from-the-secret', authorization: undefined, body: '{"resourceMetrics":[]}' }]);
+  const [forwarded] = await collector.waitFor(1);
+  expect([forwarded?.path, forwarded?.headers['x-collector-key'], forwarded?.headers.authorization, forwarded?.body.toString()]).toEqual(['/v1/metrics', 'from-the-secret', undefined, '{"resourceMetrics":[]}']);
 }

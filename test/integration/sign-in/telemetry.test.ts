@@ -1,47 +1,14 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
+import { startOtlpReceiver, type OtlpReceiver } from '../../support/otlp-receiver.ts';
 import { signIn } from '../../support/sign-in.ts';
 import { ALICE, startSignInGateway, type SignInSetup } from '../../support/sign-in-gateway.ts';
 
 /**
  * Claude Code's telemetry (`POST /first/v1/{metrics,logs,traces}`, OTLP/HTTP) through the real
- * gateway to an OTLP/HTTP receiver on loopback that checks what an OTLP collector checks (the
- * signal's path, a supported content type) and keeps the bytes: JSON and protobuf bodies arrive
- * byte for byte, with the configured headers and never the client's bearer; a collector that
- * fails costs the client nothing.
+ * gateway to an OTLP/HTTP receiver on loopback (test/support/otlp-receiver.ts): JSON and
+ * protobuf bodies arrive byte for byte, with the configured headers and never the client's
+ * bearer; a collector that fails costs the client nothing.
  */
-interface Received {
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  body: Buffer;
-}
-
-interface Receiver {
-  url: string;
-  received: Received[];
-  status: number;
-  close(): Promise<void>;
-}
-
-async function startReceiver(): Promise<Receiver> {
-  const receiver: Receiver = { url: '', received: [], status: 200, close: async () => {} };
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const type = req.headers['content-type'] ?? '';
-      if (req.method !== 'POST' || !/^\/v1\/(metrics|logs|traces)$/.test(req.url ?? '')) return void res.writeHead(404).end();
-      if (!/^application\/(x-protobuf|json)$/.test(type)) return void res.writeHead(415).end();
-      receiver.received.push({ path: req.url as string, headers: req.headers, body: Buffer.concat(chunks) });
-      res.writeHead(receiver.status, { 'content-type': type }).end(type === 'application/json' ? '{}' : '');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  receiver.close = () => new Promise((resolve) => server.close(() => resolve()));
-  return receiver;
-}
 
 /** A small OTLP ExportLogsServiceRequest in protobuf, encoded by hand: one resource with service.name, one log record with a binary body. */
 function otlpLogsProtobuf(): Buffer {
@@ -65,12 +32,12 @@ function otlpLogsProtobuf(): Buffer {
 
 const METRICS_JSON = JSON.stringify({ resourceMetrics: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'claude-code' } }] }, scopeMetrics: [{ metrics: [{ name: 'claude_code.cost.usage', sum: { dataPoints: [{ asDouble: 0.0123, attributes: [{ key: 'user.email', value: { stringValue: 'alice@example.com — ✓' } }] }] } }] }] }] });
 
-let receiver: Receiver;
+let receiver: OtlpReceiver;
 let setup: SignInSetup;
 let token: string;
 
 beforeAll(async () => {
-  receiver = await startReceiver();
+  receiver = await startOtlpReceiver();
   setup = await startSignInGateway({
     identity: { otlp: { endpoint: `${receiver.url}/`, headersEnv: 'GATEWAY_OTLP_HEADERS' } },
     harness: { identity: { otlpHeaders: 'x-collector-key=k3y%20with%20space, x-team = ai ,bad header=1,empty' } },
@@ -89,13 +56,6 @@ async function post(signal: string, body: Buffer | string, headers: Record<strin
   return { status: response.status, type: response.headers.get('content-type'), body: Buffer.from(await response.arrayBuffer()), ms: Date.now() - started };
 }
 
-async function waitForReceived(count: number): Promise<Received[]> {
-  for (const until = Date.now() + 5_000; receiver.received.length < count; ) {
-    if (Date.now() > until) throw new Error(`the receiver got ${receiver.received.length} of ${count}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  return receiver.received;
-}
 
 test('JSON and protobuf (plain and gzip) arrive byte for byte at <endpoint>/v1/<signal>, with the configured headers and not the bearer', async () => {
   receiver.received.length = 0;
@@ -107,7 +67,7 @@ test('JSON and protobuf (plain and gzip) arrive byte for byte at <endpoint>/v1/<
   expect([logs.status, logs.type, logs.body.length]).toEqual([200, 'application/x-protobuf', 0]);
   expect((await post('traces', gzipped, { 'content-type': 'application/x-protobuf', 'content-encoding': 'gzip' })).status).toBe(200);
 
-  const received = await waitForReceived(3);
+  const received = await receiver.waitFor(3);
   const byPath = Object.fromEntries(received.map((entry) => [entry.path, entry]));
   expect(byPath['/v1/metrics']?.body.toString('utf8')).toBe(METRICS_JSON);
   expect(byPath['/v1/metrics']?.body.equals(Buffer.from(METRICS_JSON, 'utf8'))).toBe(true);
@@ -128,7 +88,7 @@ test('a failing or unreachable collector costs the client nothing: 200 at once, 
   receiver.status = 503;
   receiver.received.length = 0;
   expect((await post('metrics', METRICS_JSON, { 'content-type': 'application/json' })).status).toBe(200);
-  await waitForReceived(1);
+  await receiver.waitFor(1);
   receiver.status = 200;
   const lines = async () => {
     for (const until = Date.now() + 5_000; Date.now() < until; await new Promise((resolve) => setTimeout(resolve, 10))) {

@@ -101,6 +101,11 @@ describe('model lists show only what the caller may use', () => {
     expect(listed).toEqual(['claude-haiku-4-5']);
     expect(await ids('/second/v1/models?client_version=0.171.0', alice)).toEqual(['claude-haiku-4-5', 'claude-sonnet-5', 'gpt-5.5']);
     expect(await ids('/second/v1/models?client_version=0.171.0', bob)).toEqual(['claude-haiku-4-5']);
+    // No bearer, no catalog: the 401 in OpenAI's format, no model named.
+    const stranger = await fetch(`${setup.gateway.url}/second/v1/models?client_version=0.171.0`);
+    const refusal = await stranger.text();
+    expect([stranger.status, JSON.parse(refusal).error.code]).toEqual([401, 'invalid_api_key']);
+    expect(refusal).not.toContain('claude-haiku');
   });
 
   test("a model their policy allows but no route serves: the 404 lists only the routed models they may use", async () => {

@@ -1,39 +1,8 @@
-/**
- * Ready-to-paste client setup for a key, as text and as data. The data form is what the
- * client conformance suite uses, so the onboarding text is exercised, not just printed.
- */
-export interface ClientSetup {
-  claudeCode: { env: Record<string, string> };
-  codex: { configToml: string; env: Record<string, string> };
-  anthropicSdk: string;
-  openaiSdk: string;
-}
+import { clientSetup } from '../../lambda/auth/client-setup.ts';
 
-export const CODEX_KEY_VARIABLE = 'GATEWAY_API_KEY';
+export { clientSetup, CODEX_KEY_VARIABLE, type ClientSetup } from '../../lambda/auth/client-setup.ts';
 
-export function clientSetup(baseUrl: string, key: string): ClientSetup {
-  const base = baseUrl.replace(/\/+$/, '');
-  return {
-    claudeCode: { env: { ANTHROPIC_BASE_URL: `${base}/first`, ANTHROPIC_AUTH_TOKEN: key } },
-    codex: {
-      configToml: [
-        'model_provider = "gateway"',
-        '',
-        '[model_providers.gateway]',
-        'name = "Agent gateway"',
-        `base_url = "${base}/second/v1"`,
-        'wire_api = "responses"',
-        `env_key = "${CODEX_KEY_VARIABLE}"`,
-        'supports_websockets = false',
-        '',
-      ].join('\n'),
-      env: { [CODEX_KEY_VARIABLE]: key },
-    },
-    anthropicSdk: `new Anthropic({ baseURL: '${base}/first', apiKey: '${key}' })`,
-    openaiSdk: `new OpenAI({ baseURL: '${base}/second/v1', apiKey: '${key}' })`,
-  };
-}
-
+/** The client setup of a key as the key CLI and npm start print it. */
 export function setupText(baseUrl: string, key: string): string {
   const setup = clientSetup(baseUrl, key);
   const exports = (env: Record<string, string>) => Object.entries(env).map(([name, value]) => `  export ${name}=${value}`).join('\n');

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { DynamoKeyStore } from '../../lambda/auth/key-store.ts';
 import type { DynamoApi } from '../../lambda/aws/dynamodb.ts';
 import { IdentityOperations } from '../../lambda/identity/operators.ts';
+import { IdentityTable } from '../../lambda/identity/store/table.ts';
 import { DynamoUsageStore } from '../../lambda/usage/usage-store.ts';
 import { ensureIdentityTable, ensureKeyTable, ensureUsageTable, localDynamo, LOCAL_IDENTITY_TABLE, LOCAL_KEY_TABLE, LOCAL_USAGE_TABLE, startEmbeddedStore } from './embedded-store.ts';
 
@@ -18,13 +19,22 @@ export interface OpenedStore {
   usage: DynamoUsageStore | undefined;
   /** The people who signed in (sign-in, docs/sign-in.md); throws a usage error when the deployment has no identity table. */
   identity(): Promise<IdentityOperations>;
+  /** The identity table as the console uses it (sessions, one-time links, the audit trail); throws a usage error when the deployment has none. */
+  consoleTable(): Promise<IdentityTable>;
   close(): Promise<void>;
 }
 
-/** The embedded store's identity table, created on first use (npm start creates it only with `identity` configured). */
+/** The embedded store's identity table, created on first use (a data folder npm start has not opened yet has none). */
 function localIdentity(client: DynamoApi): () => Promise<IdentityOperations> {
   let opened: Promise<IdentityOperations> | undefined;
   return () => (opened ??= ensureIdentityTable(client).then(() => new IdentityOperations(LOCAL_IDENTITY_TABLE, client)));
+}
+
+function localConsoleTable(client: DynamoApi): () => Promise<IdentityTable> {
+  return async () => {
+    await ensureIdentityTable(client);
+    return new IdentityTable(LOCAL_IDENTITY_TABLE, client);
+  };
 }
 
 export function writeStoreMarker(dataDir: string, endpoint: string): void {
@@ -40,7 +50,7 @@ export async function openLocalStore(dataDir: string): Promise<OpenedStore> {
   const running = await runningEndpoint(dataDir);
   if (running !== undefined) {
     const client = localDynamo(running);
-    return { store: new DynamoKeyStore(LOCAL_KEY_TABLE, client), usage: new DynamoUsageStore(LOCAL_USAGE_TABLE, client), identity: localIdentity(client), close: async () => {} };
+    return { store: new DynamoKeyStore(LOCAL_KEY_TABLE, client), usage: new DynamoUsageStore(LOCAL_USAGE_TABLE, client), identity: localIdentity(client), consoleTable: localConsoleTable(client), close: async () => {} };
   }
   const embedded = await startEmbeddedStore(dataDir);
   const client = localDynamo(embedded.endpoint);
@@ -50,6 +60,7 @@ export async function openLocalStore(dataDir: string): Promise<OpenedStore> {
     store: new DynamoKeyStore(LOCAL_KEY_TABLE, client),
     usage: new DynamoUsageStore(LOCAL_USAGE_TABLE, client),
     identity: localIdentity(client),
+    consoleTable: localConsoleTable(client),
     close: async () => {
       await embedded.close();
     },

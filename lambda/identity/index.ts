@@ -17,6 +17,7 @@ import { OidcRelyingParty } from './oidc-client.ts';
 import { messagePage } from './pages.ts';
 import type { Person, Principal } from './principal.ts';
 import { revocation } from './revocation.ts';
+import { startSignIn } from './sign-in.ts';
 import { identityKeys, type IdentityKeys, type IdentitySecret, type IdentitySecretSource } from './secrets.ts';
 import { AuditLog } from './store/audit.ts';
 import { DeviceGrantStore } from './store/device-grants.ts';
@@ -42,6 +43,11 @@ export interface IdentityDoor {
   person(sub: string): Promise<Person | undefined>;
   /** What a person may do: models, caps, managed settings. */
   policyFor(principal: Principal): Promise<PersonPolicy>;
+  /**
+   * Sends the browser through the IdP for another room (`purpose` names the completion given
+   * in `completions`: the console's sign-in). The round trip comes back to /oauth/callback.
+   */
+  startSignIn(event: LambdaFunctionURLEvent, state: RequestState, purpose: string): Promise<HandlerResponse>;
 }
 
 /**
@@ -168,6 +174,11 @@ export function createIdentityDoor(options: IdentityDoorOptions): IdentityDoor {
 
     async policyFor() {
       return {};
+    },
+
+    async startSignIn(event, state, purpose) {
+      if (!context.completions[purpose]) throw new Error(`no sign-in completion for "${purpose}"`);
+      return startSignIn(context, identityRequest(event, publicOrigin ?? options.originOf(event), state), purpose, {});
     },
   };
 }

@@ -7,6 +7,12 @@ import type { Explorer } from './types.ts';
 /** Colours told apart also with colour vision deficiencies (Okabe and Ito), then greys. */
 export const COLORS = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#6B4C9A', '#8C6D1F', '#1F4E5F', '#B8336A', '#3F7F3F', '#7F3F00'];
 const OTHER_COLOR = '#8A8A8A';
+
+/** Dollars on the axis: cents for a dollar and above, up to four significant digits below it ($0.0025). */
+function axisDollars(amount: number): string {
+  if (amount === 0) return '$0';
+  return amount >= 1 ? `$${amount.toLocaleString('en-US', { maximumFractionDigits: 2 })}` : `$${amount.toLocaleString('en-US', { maximumSignificantDigits: 4 })}`;
+}
 const HEIGHT = 300;
 
 /** The series the chart and the table show, in the same order: the top values, then the rest as one. */
@@ -48,7 +54,7 @@ export function Chart({ explorer, label }: { explorer: Explorer; label: string }
         ],
         axes: [
           { stroke: '#444' },
-          { stroke: '#444', size: money ? 88 : 64, values: (_plot: uPlot, ticks: number[]) => ticks.map((tick) => (money ? `$${tick.toLocaleString('en-US', { maximumFractionDigits: 2 })}` : count(tick))) },
+          { stroke: '#444', size: money ? 88 : 64, values: (_plot: uPlot, ticks: number[]) => ticks.map((tick) => (money ? axisDollars(tick) : count(tick))) },
         ],
         scales: { x: { time: true }, y: { range: (_plot: uPlot, min: number, max: number) => [0, max > 0 ? max * 1.1 : 1] } },
         legend: { live: true },

@@ -39,13 +39,21 @@ export function Scroll({ label, children }: { label: string; children: Component
  */
 export function Dialog({ title, onClose, children }: { title: string; onClose: () => void; children: ComponentChildren }) {
   const ref = useRef<HTMLDialogElement>(null);
+  // Closed because it is going away (another dialog replaces it): not the person closing it.
+  const leaving = useRef(false);
   useEffect(() => {
     const dialog = ref.current;
     if (dialog && !dialog.open) dialog.showModal();
-    return () => dialog?.close();
+    return () => {
+      leaving.current = true;
+      dialog?.close();
+    };
   }, []);
+  const closed = () => {
+    if (!leaving.current) onClose();
+  };
   const id = `dialog-${title.replace(/\W+/g, '-').toLowerCase()}`;
-  return html`<dialog ref=${ref} aria-labelledby=${id} onClose=${onClose} onCancel=${onClose}>
+  return html`<dialog ref=${ref} aria-labelledby=${id} onClose=${closed}>
     <div class="dialog-head"><h2 id=${id}>${title}</h2><button type="button" class="link" onClick=${onClose} aria-label="Close">Close</button></div>
     ${children}
   </dialog>`;

@@ -152,7 +152,7 @@ export function KeysView({ session, announce }: { session: Session; announce: (t
               <th scope="row"><span class="name">${key.name}</span><br /><code class="small">${key.id}</code></th>
               <td><span class=${`state state-${key.state}`}>${key.state}</span></td>
               <td>${key.models ? key.models.join(', ') : 'any'}</td>
-              <td>${key.malformed ? html`<span class="error-text">refused: ${key.malformed.join(', ')}</span>` : limitsText(key)}</td>
+              <td class="limits">${key.malformed ? html`<span class="error-text">refused: ${key.malformed.join(', ')}</span>` : limitsText(key)}</td>
               <td>${key.owner ?? '–'}${key.role ? html` · <strong>${key.role}</strong>` : null}</td>
               <td><${Time} iso=${key.createdAt} /></td>
               <td><${Time} iso=${key.lastUsedAt} /></td>

@@ -52,11 +52,11 @@ const TOP_TITLES = { person: 'People', group: 'Groups', key: 'Keys', model: 'Mod
 function TopTable({ dimension, entries }: { dimension: keyof typeof TOP_TITLES; entries: TopEntry[] }) {
   const title = TOP_TITLES[dimension];
   if (entries.length === 0) return html`<section class="card"><h3>${title}</h3><p class="muted">No usage in this period.</p></section>`;
-  return html`<section class="card"><h3>${title}</h3><table>
+  return html`<section class="card"><h3>${title}</h3><${Scroll} label=${`Top ${title.toLowerCase()}`}><table>
     <thead><tr><th scope="col">${title.replace(/s$/, '')}</th><th scope="col" class="num">Spend</th><th scope="col" class="num">Requests</th></tr></thead>
     <tbody>${entries.map(
       (entry) => html`<tr><th scope="row"><span class="name">${entry.label ?? entry.value}</span>${entry.label ? html`<br /><code class="muted small">${entry.value}</code>` : null}</th><td class="num"><${Money} micro=${entry.costMicroUsd} /></td><td class="num">${count(entry.requests)}</td></tr>`,
-    )}</tbody></table></section>`;
+    )}</tbody></table><//></section>`;
 }
 
 export function OverviewView() {

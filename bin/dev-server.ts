@@ -8,14 +8,15 @@ import { settingsFromEnv } from '../lambda/config/settings.ts';
 import { installAwsLambdaGlobal } from './local/awslambda-shim.ts';
 import { defaultRoutingConfig } from './local/default-config.ts';
 import { ensureIdentityTable, ensureKeyTable, ensureStatsTable, ensureUsageTable, localDynamo, LOCAL_IDENTITY_TABLE, LOCAL_KEY_TABLE, LOCAL_STATS_TABLE, LOCAL_USAGE_TABLE, startEmbeddedStore } from './local/embedded-store.ts';
+import { deliverFirstKey } from './local/first-key.ts';
 import { createFunctionUrlServer, LOCAL_SERVER_DEFAULTS, type StreamingHandler } from './local/function-url-server.ts';
 import { ensureIdentitySecret } from './local/identity-secret.ts';
 import { consoleLinkNotice, makeConsoleLink } from './local/console-link.ts';
+import { claimForServer, listen, onStopRequest, StartRefused } from './local/process-life.ts';
 import { setupText } from './local/setup-text.ts';
 import { ConsoleSessions } from '../lambda/admin/console-sessions.ts';
 import { AuditLog } from '../lambda/identity/store/audit.ts';
 import { IdentityTable } from '../lambda/identity/store/table.ts';
-import { removeStoreMarker, writeStoreMarker } from './local/store-access.ts';
 
 /**
  * `npm start`: the gateway on this machine, no AWS account and no network needed. It runs the
@@ -38,7 +39,17 @@ function loadConfig(): { config: RoutingConfig; notice: string } {
   }
 }
 
+/** A start that cannot go on says so in one line (no stack trace) and exits 1. */
+function refuse(error: unknown): never {
+  if (!(error instanceof StartRefused)) throw error;
+  console.error(error.message);
+  process.exit(1);
+}
+
+// The store's files, the data folder's records and the first key: the owner's only.
+process.umask(0o077);
 const { config, notice } = loadConfig();
+const claim = await claimForServer(dataDir).catch(refuse);
 const store = await startEmbeddedStore(dataDir);
 const dynamo = localDynamo(store.endpoint);
 await ensureKeyTable(dynamo, LOCAL_KEY_TABLE);
@@ -83,25 +94,38 @@ const positive = (name: string, fallback: number): number => {
   }
   return value;
 };
+const settings = settingsFromEnv(env);
 const server = createFunctionUrlServer(handler as unknown as StreamingHandler, {
-  maxBodyBytes: settingsFromEnv(env).maxBodyBytes,
+  maxBodyBytes: settings.maxBodyBytes,
   functionTimeoutMs: Number(env.GATEWAY_FUNCTION_TIMEOUT_SECONDS ?? 900) * 1000,
   headersTimeoutMs: positive('GATEWAY_HEADERS_TIMEOUT_MS', LOCAL_SERVER_DEFAULTS.headersTimeoutMs),
   requestTimeoutMs: positive('GATEWAY_REQUEST_TIMEOUT_MS', LOCAL_SERVER_DEFAULTS.requestTimeoutMs),
   bodyIdleTimeoutMs: positive('GATEWAY_BODY_IDLE_TIMEOUT_MS', LOCAL_SERVER_DEFAULTS.bodyIdleTimeoutMs),
   maxInflightBodyBytes: positive('GATEWAY_MAX_INFLIGHT_BODY_BYTES', LOCAL_SERVER_DEFAULTS.maxInflightBodyBytes),
+  maxDecodedBodyBytes: positive('GATEWAY_MAX_DECODED_BODY_BYTES', settings.maxBodyBytes),
+  maxUnauthenticatedConnections: positive('GATEWAY_MAX_UNAUTHENTICATED_CONNECTIONS', LOCAL_SERVER_DEFAULTS.maxUnauthenticatedConnections),
   clientStallTimeoutMs: positive('GATEWAY_CLIENT_STALL_TIMEOUT_MS', LOCAL_SERVER_DEFAULTS.clientStallTimeoutMs),
   log: (line) => process.stdout.write(`${line}\n`),
 });
 const shutdownGraceMs = positive('GATEWAY_SHUTDOWN_GRACE_MS', 10_000);
-await new Promise<void>((done) => server.listen(port, host, done));
+try {
+  await listen(server, port, host);
+} catch (error) {
+  await store.close();
+  claim.release();
+  refuse(error);
+}
 const { port: actualPort } = server.address() as AddressInfo;
-const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
-writeStoreMarker(dataDir, store.endpoint);
+// The address clients dial, in the banner, the setup text and for the key CLI: a wildcard
+// (HOST=0.0.0.0 or ::, all interfaces) is dialled on this machine as its loopback.
+const dialled = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+const url = `http://${dialled.includes(':') ? `[${dialled}]` : dialled}:${actualPort}`;
+// The key CLI reads this: the running store (its secret included) and the address for client setup.
+claim.update({ url, store: store.endpoint, keyCacheSeconds: settings.keyCacheSeconds });
 
 const keys = new DynamoKeyStore(LOCAL_KEY_TABLE, dynamo);
 const existing = await keys.list();
-console.log(`Gateway listening on ${url}`);
+console.log(`Gateway listening on ${url}${dialled === host ? '' : ` (and every other address of this machine: HOST=${host})`}`);
 console.log(`  Messages:  ${url}/first/v1/messages   Responses: ${url}/second/v1/responses`);
 console.log(`  ${notice}`);
 console.log(`  Key store: ${dataDir}`);
@@ -117,8 +141,7 @@ if (config.identity) {
 if (existing.length === 0) {
   const { key, record } = mintKey({ name: 'default' });
   await keys.put(record);
-  console.log(`\nCreated a first API key (${record.id}); it is shown only this once:\n\n  ${key}\n`);
-  console.log(setupText(url, key));
+  console.log(deliverFirstKey(process.stdout, dataDir, record.id, `  ${key}\n\n${setupText(url, key)}`));
 } else {
   console.log(`  ${existing.length} key(s) in the store. New key: npm run keys -- create --name NAME`);
 }
@@ -126,24 +149,25 @@ console.log('\nReady. One JSON log line per request follows; Ctrl+C stops.');
 
 /**
  * Stops taking requests and lets running ones finish for the grace period (streams still running
- * then end with their format's error event), writes all usage held in memory, closes the store.
- * A second signal skips the wait for running requests, never the usage write.
+ * then end with their format's error event), writes all usage held in memory, closes the store,
+ * gives the data folder up. A second signal skips the wait for running requests, never the usage
+ * write.
  */
 let stopping: Promise<void> | undefined;
-function shutdown(signal: string): void {
+function shutdown(reason: string, signal: boolean): void {
   if (stopping) {
-    console.log(`${signal} again: ending running requests now.`);
+    if (!signal) return;
+    console.log(`${reason} again: ending running requests now.`);
     server.closeAllConnections();
     return;
   }
-  console.log(`${signal}: finishing ${server.inFlight} running request(s) (up to ${shutdownGraceMs / 1000} s), then writing usage.`);
-  removeStoreMarker(dataDir);
+  console.log(`${reason}: finishing ${server.inFlight} running request(s) (up to ${shutdownGraceMs / 1000} s), then writing usage.`);
   stopping = (async () => {
     await server.drain(shutdownGraceMs);
     await flushUsage();
     await store.close();
+    claim.release();
     process.exit(0);
   })();
 }
-process.on('SIGINT', () => shutdown('SIGINT'));
-process.on('SIGTERM', () => shutdown('SIGTERM'));
+onStopRequest(shutdown);

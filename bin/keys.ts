@@ -13,7 +13,7 @@ import { createKey, keyUsage, listKeys, revokeKey, rotateKey, updateKey, usageSu
 import { LIMIT_FLAGS, parseDuration, parseExpiry, parseLimits, parseModels, parseSince, UsageError } from './local/key-options.ts';
 import { listPeople, personNamed, revokePerson } from './local/people-commands.ts';
 import { readDeployedGateway } from './local/stack-outputs.ts';
-import { openLocalStore, type OpenedStore } from './local/store-access.ts';
+import { DEPLOYED_REVOCATION, openLocalStore, type OpenedStore } from './local/store-access.ts';
 import { sdkDynamo } from './sdk-dynamo.ts';
 
 const USAGE = `Manage the gateway's API keys, and the people who sign in.
@@ -50,7 +50,7 @@ Where the keys live:
 working for --overlap (default 24h). usage without an ID summarises every key; --since defaults to the
 first of this month.
 --url is the gateway address used in the printed client setup (default: the stack's address with --stack,
-else http://127.0.0.1:8787).
+else the address of the npm start running on the data folder, else http://HOST:PORT, 127.0.0.1:8787).
 --owner ties the key to a person who has signed in (docs/sign-in.md): it acts for them, with their groups.
 --role gives the key the admin API (docs/admin-api.md): admin may change keys and people, viewer only read.
 console-link prints a one-time sign-in link to the console at <url>/admin (docs/console.md): it works
@@ -118,7 +118,7 @@ async function openStore(values: ReturnType<typeof parse>['values']): Promise<Op
       if (identityTable === undefined) throw new UsageError('Console sessions live in the identity table: --stack NAME of a stack with one, or --identity-table NAME with --table');
       return new IdentityTable(identityTable, dynamo);
     };
-    return { store: new DynamoKeyStore(table, dynamo), usage, identity, consoleTable, close: async () => client.destroy() };
+    return { store: new DynamoKeyStore(table, dynamo), usage, identity, consoleTable, revocation: DEPLOYED_REVOCATION, close: async () => client.destroy() };
   }
   return openLocalStore(resolve(values['data-dir'] ?? process.env.GATEWAY_DATA_DIR ?? '.gateway'));
 }
@@ -151,7 +151,8 @@ async function main(): Promise<void> {
 
   const opened = await openStore(values);
   const out: Output = { json: values.json, print: (text) => console.log(text) };
-  const url = values.url ?? `http://${process.env.HOST || '127.0.0.1'}:${process.env.PORT || 8787}`;
+  // The address a running npm start recorded is the one clients can use; else what npm start would take.
+  const url = values.url ?? opened.gatewayUrl ?? `http://${process.env.HOST || '127.0.0.1'}:${process.env.PORT || 8787}`;
   try {
     const { store, usage } = opened;
     const audit = KEY_CHANGES.has(command) ? await cliAudit(opened, `keys ${command}`) : undefined;
@@ -168,7 +169,7 @@ async function main(): Promise<void> {
     } else if (command === 'list') await listKeys(store, out);
     else if (command === 'update') await updateKey(store, id, { name: values.name, models, expiresAt, limits }, out, audit);
     else if (command === 'rotate') await rotateKey(store, id, overlap, url, out, audit);
-    else if (command === 'revoke') await revokeKey(store, id, out, audit);
+    else if (command === 'revoke') await revokeKey(store, id, out, opened.revocation, audit);
     else {
       if (!usage) throw new UsageError('usage needs the usage table: --stack NAME, or --usage-table NAME with --table');
       if (id === undefined) await usageSummary(store, usage, since, out);
@@ -190,6 +191,9 @@ async function cliAudit(opened: OpenedStore, via: string): Promise<KeyAudit | un
   return (type, key, detail) => log.record({ type, key, detail, actor: 'operator (key CLI)', via }, Date.now());
 }
 
+
+// The embedded store's files (LevelDB creates them as it goes) and the data folder's records: the owner's only.
+process.umask(0o077);
 try {
   await main();
 } catch (error) {

@@ -12,7 +12,7 @@ import { parseBody } from './middleware/parse-body.ts';
 import { requestContext } from './middleware/request-context.ts';
 import type { GatewayMiddleware } from './middleware/types.ts';
 import { requestLogLine } from './observability/request-log.ts';
-import { responseEnded, stateOf, type GatewayContext } from './request-state.ts';
+import { responseEnded, stateOf, type GatewayContext, type Preflight } from './request-state.ts';
 import { chargeableUsage, isMetered, requestCost } from './usage/metering.ts';
 import { usageEventOf } from './usage/usage-event.ts';
 
@@ -25,8 +25,9 @@ type Request = Parameters<NonNullable<GatewayMiddleware['before']>>[0];
  *
  * `preflight` runs the checks that need only the request line and headers (route, origin, key)
  * without running the request: a runtime that receives bodies itself (the local server) uses it to
- * refuse an unauthenticated upload before reading a byte of it. Lambda receives the whole request
- * in its event and never calls it.
+ * refuse an unauthenticated upload before reading a byte of it, and to learn how much body the
+ * request may bring (on the open routes none, or a sign-in form's few KB). Lambda receives the
+ * whole request in its event and never calls it.
  */
 export function createGateway(deps: GatewayDeps) {
   const cache = new KeyCache(deps.settings.keyCacheSeconds);
@@ -81,14 +82,20 @@ export function createGateway(deps: GatewayDeps) {
     .handler((event, context) => dispatch(event, stateOf(context), deps));
 
   return Object.assign(handler, {
-    async preflight(event: LambdaFunctionURLEvent): Promise<GatewayError | undefined> {
+    async preflight(event: LambdaFunctionURLEvent): Promise<Preflight> {
       const request = { event, context: {} as GatewayContext, response: undefined, error: undefined, internal: {} } as unknown as Request;
       try {
         await context.before?.(request);
         await auth.before?.(request);
-        return smallBodyOnly(event, request.context.gateway.route?.maxBodyBytes);
+        // Past the credential check without a principal: an open route. It takes the body its
+        // route allows (a sign-in form's few KB), else none; an authenticated one, the body limit.
+        const state = request.context.gateway;
+        const authenticated = state.principal !== undefined;
+        const limit = state.route?.maxBodyBytes;
+        const refusal = smallBodyOnly(event, limit);
+        return { ...(refusal ? { refusal } : {}), authenticated, maxBodyBytes: limit ?? (authenticated ? deps.settings.maxBodyBytes : 0) };
       } catch (error) {
-        return toGatewayError(error);
+        return { refusal: toGatewayError(error), authenticated: false, maxBodyBytes: 0 };
       } finally {
         // The key check may have asked for a `lastUsedAt` stamp: it is written now, and nothing outlives the call.
         const state = request.context.gateway;
@@ -104,12 +111,12 @@ export function createGateway(deps: GatewayDeps) {
 /**
  * Routes that take only a small body (the unauthenticated sign-in forms) are refused before it is
  * read: one larger than their allowance, or one of unannounced length (browsers and OAuth clients
- * always send Content-Length).
+ * always send Content-Length). A request with no body passes.
  */
 function smallBodyOnly(event: LambdaFunctionURLEvent, limit: number | undefined): GatewayError | undefined {
   if (limit === undefined) return undefined;
   const announced = event.headers['content-length'];
-  if (announced === undefined) return new GatewayError('length_required', 'Send the request body with a Content-Length.');
+  if (announced === undefined) return event.headers['transfer-encoding'] === undefined ? undefined : new GatewayError('length_required', 'Send the request body with a Content-Length.');
   const size = Number(announced);
   return Number.isFinite(size) && size <= limit ? undefined : bodyTooLarge(size, limit);
 }

@@ -147,6 +147,7 @@ function adminDoor(): AdminDoor {
         originOf,
         log,
         startedAt,
+        keyCacheSeconds: settings.keyCacheSeconds,
       }),
     ));
   return { serve: async (event, state) => (await open()).serve(event, state) };

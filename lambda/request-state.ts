@@ -106,13 +106,44 @@ export type AbandonReason = 'client_closed' | 'client_stalled' | 'shutdown';
 
 /**
  * What a runtime that can see the client connection adds to the invocation context. The local
- * server (bin/local) does; Lambda cannot see disconnects, so there neither is ever set.
+ * server (bin/local) does; Lambda cannot see disconnects, so there none is ever set.
  */
 export interface RuntimeSignals {
   /** Aborted with an AbandonReason when the invocation must stop early. */
   abandon?: AbortSignal;
   /** An answer decided before the handler ran (body too large, body timeout, overload, a header-time 401). */
   refusal?: GatewayError;
+  /** The runtime's budget for what the handler makes of the body (absent on Lambda, whose platform caps the event at 6 MB). */
+  bodyMemory?: BodyMemory;
+}
+
+/**
+ * The local server bounds the memory request bodies hold at once. It counts the bytes it receives;
+ * what the handler makes of them (a decoded Content-Encoding, the parsed JSON) is charged here,
+ * as it is made, and given back with the rest when the invocation ends.
+ */
+export interface BodyMemory {
+  /** Largest body a Content-Encoding may decode to. */
+  maxDecodedBytes: number;
+  /** Takes `bytes` more for this invocation; false (nothing taken) when the budget is spent: the request is refused 503. */
+  take(bytes: number): boolean;
+}
+
+/**
+ * What a runtime that reads request bodies itself learns from the request head alone, before a
+ * byte of body is read (gateway.ts `preflight`).
+ */
+export interface Preflight {
+  /** The answer, when the head decides it (no route, a missing or bad key): the body is never read. */
+  refusal?: GatewayError;
+  /** The request carries an accepted key. */
+  authenticated: boolean;
+  /**
+   * The most body the request may bring: the body limit on an authenticated API route; 0 on an
+   * open route (the probe, the WebSocket refusal), whose body is not read at all. A route that
+   * takes an unauthenticated form post would name a small fixed allowance here.
+   */
+  maxBodyBytes: number;
 }
 
 export type GatewayContext = Context & RuntimeSignals & { gateway: RequestState };

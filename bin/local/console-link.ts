@@ -1,7 +1,7 @@
-import { closeSync, fchmodSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ConsoleRole, ConsoleSessions } from '../../lambda/admin/console-sessions.ts';
 import type { AuditLog } from '../../lambda/identity/store/audit.ts';
+import { writeOwnerOnly } from './first-key.ts';
 
 /** Where npm start leaves its console link when its output is a log, not a terminal. */
 export const CONSOLE_LINK_FILE = 'console-link.txt';
@@ -18,19 +18,13 @@ export async function makeConsoleLink(sessions: ConsoleSessions, audit: AuditLog
 
 /**
  * What npm start says about the console. The link signs its holder in as an admin, so it goes
- * where the first key goes: to the terminal, or, when the output is a log (journald, a
- * container's log, a file), to a file of the data folder only this user can read.
+ * where the first key goes (first-key.ts): to the terminal, or, when the output is a log
+ * (journald, a container's log, a file), to a file of the data folder only this user can read.
  */
 export function consoleLinkNotice(out: { isTTY?: boolean }, dataDir: string, consoleUrl: string, link: { url: string; expiresAt: string }): string {
   const again = 'a new one: npm run keys -- console-link';
   if (out.isTTY) return `  Console:   ${consoleUrl}  (sign in once, within 10 minutes, with ${link.url} ; later, ${again})`;
   const path = join(dataDir, CONSOLE_LINK_FILE);
-  const fd = openSync(path, 'w', 0o600);
-  try {
-    fchmodSync(fd, 0o600);
-    writeSync(fd, `One-time sign-in link of the gateway console (works once, until ${link.expiresAt}):\n\n${link.url}\n`);
-  } finally {
-    closeSync(fd);
-  }
+  writeOwnerOnly(path, `One-time sign-in link of the gateway console (works once, until ${link.expiresAt}):\n\n${link.url}\n`);
   return `  Console:   ${consoleUrl}  (a one-time sign-in link, valid 10 minutes, is in ${path}; later, ${again})`;
 }

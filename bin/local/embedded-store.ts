@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { CreateTableInput } from '@aws-sdk/client-dynamodb';
@@ -8,32 +8,39 @@ import { bareDynamo, type DynamoApi } from '../../lambda/aws/dynamodb.ts';
 import { IDENTITY_TABLE } from '../../lambda/identity/identity-table.ts';
 import { STATS_TABLE } from '../../lambda/usage/stats-table.ts';
 import { USAGE_TABLE } from '../../lambda/usage/usage-table.ts';
+import { privateFolder, refuseStoreRequest, storeRequestAllowed } from './store-guard.ts';
 
 /** Table names of the embedded store (a deployed stack names its own). */
 export const LOCAL_KEY_TABLE = 'gateway-keys';
 export const LOCAL_USAGE_TABLE = 'gateway-usage';
 
 export interface EmbeddedStore {
+  /**
+   * Where the store answers, its per-run secret included as the path (store-guard.ts): whoever
+   * holds this string may use the store, so it is never logged or shown.
+   */
   endpoint: string;
   close(): Promise<void>;
 }
 
 /**
  * The DynamoDB API served in-process by dynalite on 127.0.0.1, persisted under `dataDir`
- * (in memory when undefined). The gateway talks to it with the same DynamoDB client code it
- * uses on AWS.
+ * (in memory when undefined), answering only requests that carry this run's secret. The gateway
+ * talks to it with the same DynamoDB client code it uses on AWS.
  */
 export async function startEmbeddedStore(dataDir: string | undefined): Promise<EmbeddedStore> {
-  if (dataDir !== undefined) mkdirSync(dataDir, { recursive: true });
-  const server = dynalite({ path: dataDir === undefined ? undefined : `${dataDir}/dynamodb`, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  const path = dataDir === undefined ? undefined : `${dataDir}/dynamodb`;
+  if (path !== undefined) privateFolder(path);
+  const server = dynalite({ path, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
   });
   const { port } = server.address() as AddressInfo;
-  const settled = trackOperations(server);
+  const secret = randomBytes(32).toString('base64url');
+  const settled = trackOperations(server, (req) => storeRequestAllowed(req, secret));
   return {
-    endpoint: `http://127.0.0.1:${port}`,
+    endpoint: `http://127.0.0.1:${port}/${secret}`,
     // dynalite closes its database as soon as its HTTP server has closed (which happens by itself
     // once every client has hung up), and an operation still queued or applying then fails with
     // "Database is closed", thrown where nothing can catch it. So the operations under way finish
@@ -52,19 +59,20 @@ export async function startEmbeddedStore(dataDir: string | undefined): Promise<E
 const CLOSE_WAIT_MS = 5_000;
 
 /**
- * Counts the store's operations from request to answer, and keeps a client's hang-up from ending
- * the process. dynalite rethrows a request's 'error' (a reset connection) from a listener it adds
+ * Refuses requests `allowed` rejects, counts the store's operations from request to answer, and
+ * keeps a client's hang-up from ending the process. dynalite rethrows a request's 'error' (a reset connection) from a listener it adds
  * in its request handler; that listener is replaced here. An operation whose request closed
  * before its body ended never starts; one that started ends when dynalite answers through
  * `res.end` (it does so also when the client has gone, so that call, not the socket's end, marks
  * the operation done).
  */
-function trackOperations(server: Server): (timeoutMs: number) => Promise<void> {
+function trackOperations(server: Server, allowed: (req: IncomingMessage) => boolean): (timeoutMs: number) => Promise<void> {
   let running = 0;
   let idle: (() => void) | undefined;
   const serve = server.listeners('request')[0] as (req: IncomingMessage, res: ServerResponse) => void;
   server.removeAllListeners('request');
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (!allowed(req)) return refuseStoreRequest(res);
     running++;
     let open = true;
     const finish = () => {
@@ -98,7 +106,7 @@ function trackOperations(server: Server): (timeoutMs: number) => Promise<void> {
     });
 }
 
-/** The embedded store checks no signature; these only make the requests well formed. */
+/** The embedded store checks no signature (its endpoint's secret is the check); these only make the requests well formed. */
 export const LOCAL_CREDENTIALS = async () => ({ accessKeyId: 'local', secretAccessKey: 'local' });
 
 /** DynamoDB at a loopback store, through the same client the Lambda uses: fixed region, placeholder credentials. */
@@ -165,10 +173,27 @@ function ensureKeyedTable(client: DynamoApi, tableName: string, schema: { partit
   });
 }
 
+/**
+ * Creates the table unless it exists, and returns once it serves. dynalite answers CreateTable
+ * before the table takes requests (a read right after it can find no table), and the handler
+ * reads the usage table as soon as it is imported: a first start on a new folder died of that.
+ */
 async function createUnlessExists(client: DynamoApi, input: CreateTableInput): Promise<void> {
   try {
     await client.call('CreateTable', input);
   } catch (error) {
     if (!(error instanceof Error && error.name === 'ResourceInUseException')) throw error;
   }
+  for (const until = Date.now() + TABLE_READY_MS; ; ) {
+    try {
+      await client.call('Scan', { TableName: input.TableName, Limit: 1, Select: 'COUNT' });
+      return;
+    } catch (error) {
+      if (!(error instanceof Error && error.name === 'ResourceNotFoundException') || Date.now() > until) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
 }
+
+/** How long a new table may take to serve (a few milliseconds in practice). */
+const TABLE_READY_MS = 5_000;

@@ -1,17 +1,22 @@
-import { randomUUID } from 'node:crypto';
 import http from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Context, LambdaFunctionURLEvent } from 'aws-lambda';
 import { GatewayError } from '../../lambda/errors.ts';
-import type { AbandonReason, RuntimeSignals } from '../../lambda/request-state.ts';
+import type { AbandonReason, BodyMemory, Preflight, RuntimeSignals } from '../../lambda/request-state.ts';
 import { LocalResponseStream, PRELUDE_CONTENT_TYPE } from './awslambda-shim.ts';
 import { answerClientError, lingeringClose } from './client-errors.ts';
+import { ConnectionGate } from './connection-gate.ts';
+import { toContext, toEvent } from './function-url-event.ts';
 import { announcesBody, BodyBudget, readRequestBody } from './request-body.ts';
 
-/** The streaming handler as the runtime calls it, plus the gateway's optional header-time check. */
+/**
+ * The streaming handler as the runtime calls it, plus the gateway's optional header-time check
+ * (without it every request counts as authenticated and may bring a body up to `maxBodyBytes`).
+ */
 export interface StreamingHandler {
   (event: LambdaFunctionURLEvent, stream: LocalResponseStream, context: Context): Promise<unknown>;
-  preflight?(event: LambdaFunctionURLEvent): Promise<GatewayError | undefined>;
+  preflight?(event: LambdaFunctionURLEvent): Promise<Preflight>;
 }
 
 export interface FunctionUrlServerOptions {
@@ -25,8 +30,12 @@ export interface FunctionUrlServerOptions {
   requestTimeoutMs?: number;
   /** Longest silence between request body bytes: else 408. */
   bodyIdleTimeoutMs?: number;
-  /** Request body bytes held at once by invocations in progress: over it, 503. */
+  /** Request body bytes held at once by invocations in progress, received and decoded: over it, 503. */
   maxInflightBodyBytes?: number;
+  /** Largest body a Content-Encoding may decode to (default: `maxBodyBytes`). */
+  maxDecodedBodyBytes?: number;
+  /** Connections that have not yet carried a request with an accepted key: over it, the oldest is closed. */
+  maxUnauthenticatedConnections?: number;
   /** A client that reads nothing of its response for this long is treated as gone. */
   clientStallTimeoutMs?: number;
   /** Receives a log line for requests Node itself refused (bad head, too-large headers, head timeout). */
@@ -38,8 +47,16 @@ export const LOCAL_SERVER_DEFAULTS = {
   requestTimeoutMs: 300_000,
   bodyIdleTimeoutMs: 30_000,
   maxInflightBodyBytes: 256 * 1024 * 1024,
+  maxUnauthenticatedConnections: 256,
   clientStallTimeoutMs: 300_000,
 } as const;
+
+/**
+ * Body bytes all unauthenticated requests together may hold: only a route whose preflight names
+ * an allowance for them (a sign-in form post) reads their body at all, and never from the
+ * authenticated requests' budget.
+ */
+const UNAUTHENTICATED_BODY_BUDGET = 1024 * 1024;
 
 export type FunctionUrlServer = http.Server & {
   /** Stops taking requests; lets running ones finish for `graceMs`, then ends them (streams get their format's error event). */
@@ -55,10 +72,19 @@ interface Invocation {
   leave(reason: AbandonReason): void;
 }
 
+type Settings = Required<Omit<FunctionUrlServerOptions, 'log'>>;
+
+/** What every invocation shares: the limits, the budgets, the connection gate. */
+interface Shared {
+  settings: Settings;
+  budget: BodyBudget;
+  unauthenticatedBudget: BodyBudget;
+  gate: ConnectionGate;
+}
+
 /** At shutdown, how long streams get to write their closing error event before the clients that read nothing are dropped. */
 const SHUTDOWN_WRITE_MS = 1_000;
 
-const TEXT_BODY = /^(application\/(.+\+)?json|text\/)/i;
 const PRELUDE_END = Buffer.alloc(8);
 const NO_BODY = Buffer.alloc(0);
 
@@ -68,13 +94,20 @@ const NO_BODY = Buffer.alloc(0);
  * status and headers, and stream the body on as it is written.
  *
  * Unlike Lambda it sees the client: it checks the key before reading a body (the gateway's
- * preflight), bounds what bodies may hold, and tells the handler through `context.abandon` when
- * the client left or stopped reading, so the upstream call is cancelled. Nothing a client does
- * can reject outside an invocation's own error handling.
+ * preflight, which also says how much body a route takes: none on the open routes), bounds what
+ * bodies may hold (received and decoded), caps the connections that have not shown a key, and
+ * tells the handler through `context.abandon` when the client left or stopped reading, so the
+ * upstream call is cancelled. Nothing a client does can reject outside an invocation's own error
+ * handling.
  */
 export function createFunctionUrlServer(handler: StreamingHandler, options: FunctionUrlServerOptions): FunctionUrlServer {
-  const settings = { ...LOCAL_SERVER_DEFAULTS, ...stripUndefined(options) };
-  const budget = new BodyBudget(settings.maxInflightBodyBytes);
+  const settings: Settings = { ...LOCAL_SERVER_DEFAULTS, maxDecodedBodyBytes: options.maxBodyBytes, ...stripUndefined(options) };
+  const shared: Shared = {
+    settings,
+    budget: new BodyBudget(settings.maxInflightBodyBytes),
+    unauthenticatedBudget: new BodyBudget(UNAUTHENTICATED_BODY_BUDGET),
+    gate: new ConnectionGate(settings.maxUnauthenticatedConnections),
+  };
   const active = new Set<Invocation>();
   let draining = false;
   const run = (req: http.IncomingMessage, res: http.ServerResponse) => {
@@ -88,7 +121,7 @@ export function createFunctionUrlServer(handler: StreamingHandler, options: Func
     };
     const invocation: Invocation = { abandon, done: Promise.resolve(), leave };
     active.add(invocation);
-    invocation.done = invoke(handler, settings, budget, draining, invocation, req, res)
+    invocation.done = invoke(handler, shared, draining, invocation, req, res)
       .catch(() => void res.destroy())
       .finally(() => active.delete(invocation));
   };
@@ -101,6 +134,7 @@ export function createFunctionUrlServer(handler: StreamingHandler, options: Func
     },
     run,
   );
+  server.on('connection', (socket: Socket) => shared.gate.admit(socket));
   server.on('clientError', (error: Error, socket: Duplex) => answerClientError(error, socket, options.log));
   // A WebSocket upgrade is answered by the handler like any request (it says 426).
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex) => {
@@ -132,8 +166,7 @@ export function createFunctionUrlServer(handler: StreamingHandler, options: Func
 
 async function invoke(
   handler: StreamingHandler,
-  settings: Required<Omit<FunctionUrlServerOptions, 'log'>>,
-  budget: BodyBudget,
+  { settings, budget, unauthenticatedBudget, gate }: Shared,
   draining: boolean,
   { abandon, leave }: Invocation,
   req: http.IncomingMessage,
@@ -147,11 +180,28 @@ async function invoke(
   let refusal: GatewayError | undefined;
   let held = 0;
   let bodyRead = !announcesBody(req);
+  // Until the head has shown a key, nothing of the authenticated requests' budget.
+  let charged = unauthenticatedBudget;
+  let decoded = 0;
+  const bodyMemory: BodyMemory = {
+    maxDecodedBytes: settings.maxDecodedBodyBytes,
+    take: (bytes) => charged.take(bytes) && ((decoded += bytes), true),
+  };
   try {
+    let head: Preflight = { authenticated: true, maxBodyBytes: settings.maxBodyBytes };
     if (draining) refusal = new GatewayError('overloaded', 'The gateway is shutting down; retry the request.', { headers: { 'retry-after': '1' } });
-    else if (!bodyRead) refusal = await handler.preflight?.(event);
-    if (refusal === undefined && !bodyRead) {
-      const result = await readRequestBody(req, { maxBodyBytes: settings.maxBodyBytes, idleTimeoutMs: settings.bodyIdleTimeoutMs, budget });
+    else if (handler.preflight) {
+      head = await handler.preflight(event);
+      refusal = head.refusal;
+    }
+    if (head.authenticated) {
+      gate.prove(req.socket);
+      charged = budget;
+    }
+    // A body the route does not take (an open route's) is not read into memory: after the answer
+    // a short one is discarded, a longer one left unread and its connection closed (lingeringClose).
+    if (refusal === undefined && !bodyRead && head.maxBodyBytes > 0) {
+      const result = await readRequestBody(req, { maxBodyBytes: Math.min(head.maxBodyBytes, settings.maxBodyBytes), idleTimeoutMs: settings.bodyIdleTimeoutMs, budget: charged });
       held = result.held;
       if (result.kind === 'body') {
         bodyRead = true;
@@ -161,7 +211,7 @@ async function invoke(
     }
     if (abandon.signal.aborted) refusal ??= new GatewayError('client_closed', 'The client closed the connection before the request was complete.');
     const stream = responseStream(res, settings.clientStallTimeoutMs, leave);
-    const signals: RuntimeSignals = { abandon: abandon.signal, ...(refusal ? { refusal } : {}) };
+    const signals: RuntimeSignals = { abandon: abandon.signal, bodyMemory, ...(refusal ? { refusal } : {}) };
     const context = Object.assign(toContext(event.requestContext.requestId, startedAt + settings.functionTimeoutMs), signals);
     await handler(event, stream, context);
     if (!stream.writableEnded) stream.end();
@@ -173,7 +223,7 @@ async function invoke(
       res.end(JSON.stringify({ message: 'Internal Server Error' }));
     } else res.destroy();
   } finally {
-    budget.give(held);
+    charged.give(held + decoded);
     if (!bodyRead) lingeringClose(req, res);
   }
 }
@@ -221,71 +271,6 @@ function responseStream(res: http.ServerResponse, stallTimeoutMs: number, leave:
     if (!res.destroyed) res.end();
   });
   return stream;
-}
-
-/** The payload-2.0 event. The path is passed as received, as a Function URL does: the gateway normalises it. */
-function toEvent(req: http.IncomingMessage, body: Buffer): LambdaFunctionURLEvent {
-  const target = req.url ?? '/';
-  const query = target.indexOf('?');
-  const rawPath = query === -1 ? target : target.slice(0, query);
-  const rawQueryString = query === -1 ? '' : target.slice(query + 1);
-  const headers: Record<string, string> = {};
-  for (let i = 0; i < req.rawHeaders.length; i += 2) {
-    const name = (req.rawHeaders[i] as string).toLowerCase();
-    const value = req.rawHeaders[i + 1] as string;
-    headers[name] = headers[name] === undefined ? value : `${headers[name]},${value}`;
-  }
-  // Compressed bodies are binary whatever their media type: base64, as Lambda passes them.
-  const encoded = headers['content-encoding'] !== undefined && headers['content-encoding'].toLowerCase() !== 'identity';
-  const text = !encoded && TEXT_BODY.test(headers['content-type'] ?? 'application/json');
-  const now = new Date();
-  return {
-    version: '2.0',
-    routeKey: '$default',
-    rawPath,
-    rawQueryString,
-    headers,
-    queryStringParameters: rawQueryString ? Object.fromEntries(new URLSearchParams(rawQueryString)) : undefined,
-    requestContext: {
-      accountId: 'anonymous',
-      apiId: 'local',
-      // A Function URL's own domain, never the client's Host header: here the address this
-      // server listens on (the sign-in metadata names it; docs/sign-in.md, "Public origin").
-      domainName: listeningAddress(req),
-      domainPrefix: 'local',
-      http: { method: req.method ?? 'GET', path: rawPath, protocol: `HTTP/${req.httpVersion}`, sourceIp: req.socket.remoteAddress ?? '', userAgent: headers['user-agent'] ?? '' },
-      requestId: randomUUID(),
-      routeKey: '$default',
-      stage: '$default',
-      time: now.toISOString(),
-      timeEpoch: now.getTime(),
-    },
-    body: body.length === 0 ? undefined : text ? body.toString('utf8') : body.toString('base64'),
-    isBase64Encoded: body.length > 0 && !text,
-  };
-}
-
-/** `127.0.0.1:8787`, `[::1]:8787`: where the connection arrived (IPv4 clients of a dual-stack socket in their IPv4 form). */
-function listeningAddress(req: http.IncomingMessage): string {
-  const address = (req.socket.localAddress ?? '127.0.0.1').replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '');
-  return `${address.includes(':') ? `[${address}]` : address}:${req.socket.localPort ?? 0}`;
-}
-
-function toContext(requestId: string, deadline: number): Context {
-  return {
-    callbackWaitsForEmptyEventLoop: true,
-    functionName: 'gateway-local',
-    functionVersion: '$LATEST',
-    invokedFunctionArn: 'arn:aws:lambda:local:000000000000:function:gateway-local',
-    memoryLimitInMB: '1024',
-    awsRequestId: requestId,
-    logGroupName: 'local',
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => {},
-    fail: () => {},
-    succeed: () => {},
-  };
 }
 
 async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {

@@ -53,10 +53,13 @@ function describeLimits(limits: KeyLimits): string {
     .join(', ');
 }
 
-/** Revokes every key of the identity (the current one and any still in a rotation overlap). */
-export async function revokeKey(store: DynamoKeyStore, id: string | undefined, out: Output, audit?: KeyAudit): Promise<void> {
+/**
+ * Revokes every key of the identity (the current one and any still in a rotation overlap), and
+ * says when that reaches the gateway: a gateway trusts a key it looked up for its key-cache time.
+ */
+export async function revokeKey(store: DynamoKeyStore, id: string | undefined, out: Output, takesEffect: { seconds: number; text: string }, audit?: KeyAudit): Promise<void> {
   const answer = await operations.revokeKey(store, id, audit);
-  out.print(out.json ? JSON.stringify(answer) : `Revoked ${answer.id}.`);
+  out.print(out.json ? JSON.stringify({ ...answer, effectiveWithinSeconds: takesEffect.seconds }) : `Revoked ${answer.id}. ${takesEffect.text}`);
 }
 
 export type { KeyChanges };

@@ -1,10 +1,13 @@
 import type http from 'node:http';
 import { bodyTooLarge, GatewayError } from '../../lambda/errors.ts';
+import { tooManyBodies } from '../../lambda/formats/request-body.ts';
 
 /**
- * Bytes of request bodies held at once by the local server: received or being received, until
- * their invocation ends. A request that would take the total over the cap is refused (503) before
- * its body is read, so a burst of large uploads cannot exhaust memory.
+ * Bytes of request bodies held at once by the local server, counted as they arrive (never as
+ * announced: a head announcing 32 MB holds nothing until the bytes come), together with what the
+ * handler makes of them (bin/local/function-url-server.ts gives it `bodyMemory`), until their
+ * invocation ends. A request that would take the total over the cap is refused (503), so a burst
+ * of large uploads cannot exhaust memory.
  */
 export class BodyBudget {
   readonly limit: number;
@@ -48,19 +51,15 @@ export function announcesBody(req: http.IncomingMessage): boolean {
 
 /**
  * Reads a request body within the limits. The announced length is checked before a byte is read
- * (413, with the true size), the budget is taken up front for a known length and as bytes arrive
- * for a chunked one (503 when exhausted), silence longer than the idle timeout is a 408. Whatever
- * happens, the promise resolves: a client that resets mid-upload is `gone`, never an exception.
- * The caller gives back `held` to the budget when the invocation ends.
+ * (413, with the true size); the budget is taken as bytes arrive (503 when exhausted), so what a
+ * slow or stalled upload holds is what it sent; silence longer than the idle timeout is a 408.
+ * Whatever happens, the promise resolves: a client that resets mid-upload is `gone`, never an
+ * exception. The caller gives back `held` to the budget when the invocation ends.
  */
 export function readRequestBody(req: http.IncomingMessage, limits: BodyLimits): Promise<BodyResult> {
   const announced = Number(req.headers['content-length'] ?? Number.NaN);
   if (announced > limits.maxBodyBytes) return Promise.resolve({ kind: 'refused', error: bodyTooLarge(announced, limits.maxBodyBytes), held: 0 });
   let held = 0;
-  if (Number.isFinite(announced)) {
-    if (!limits.budget.take(announced)) return Promise.resolve({ kind: 'refused', error: overloaded(), held: 0 });
-    held = announced;
-  }
   return new Promise<BodyResult>((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -82,10 +81,8 @@ export function readRequestBody(req: http.IncomingMessage, limits: BodyLimits): 
     const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size > limits.maxBodyBytes) return settle({ kind: 'refused', error: bodyTooLarge(undefined, limits.maxBodyBytes), held });
-      if (size > held) {
-        if (!limits.budget.take(size - held)) return settle({ kind: 'refused', error: overloaded(), held });
-        held = size;
-      }
+      if (!limits.budget.take(chunk.length)) return settle({ kind: 'refused', error: tooManyBodies(), held });
+      held = size;
       chunks.push(chunk);
       armIdle();
     };
@@ -94,8 +91,4 @@ export function readRequestBody(req: http.IncomingMessage, limits: BodyLimits): 
     req.on('data', onData).on('end', onEnd).on('close', onClose).on('error', onClose);
     armIdle();
   });
-}
-
-function overloaded(): GatewayError {
-  return new GatewayError('overloaded', 'The gateway is receiving too many request bodies at once; retry shortly.', { headers: { 'retry-after': '1' } });
 }

@@ -1,22 +1,20 @@
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { DynamoKeyStore } from '../../lambda/auth/key-store.ts';
 import type { DynamoApi } from '../../lambda/aws/dynamodb.ts';
+import { DEFAULT_SETTINGS } from '../../lambda/config/settings.ts';
 import { IdentityOperations } from '../../lambda/identity/operators.ts';
 import { IdentityTable } from '../../lambda/identity/store/table.ts';
 import { DynamoUsageStore } from '../../lambda/usage/usage-store.ts';
+import { claimDataFolder, dataFolderHolder, describeHolder, type Holder } from './data-folder.ts';
 import { ensureIdentityTable, ensureKeyTable, ensureUsageTable, localDynamo, LOCAL_IDENTITY_TABLE, LOCAL_KEY_TABLE, LOCAL_USAGE_TABLE, startEmbeddedStore } from './embedded-store.ts';
-
-/**
- * The embedded store's database can be open in one process only (LevelDB locks it), so a
- * running `npm start` leaves a marker with its endpoint and the key CLI talks to that.
- */
-const MARKER = 'store-endpoint.json';
 
 export interface OpenedStore {
   store: DynamoKeyStore;
   /** Absent when the deployment has no usage table. */
   usage: DynamoUsageStore | undefined;
+  /** The address of the gateway serving these keys, when the store knows it (a running npm start). */
+  gatewayUrl?: string;
+  /** When a revocation reaches the gateway: one sentence for the CLI's answer. */
+  revocation: { seconds: number; text: string };
   /** The people who signed in (sign-in, docs/sign-in.md); throws a usage error when the deployment has no identity table. */
   identity(): Promise<IdentityOperations>;
   /** The identity table as the console uses it (sessions, one-time links, the audit trail); throws a usage error when the deployment has none. */
@@ -24,7 +22,7 @@ export interface OpenedStore {
   close(): Promise<void>;
 }
 
-/** The embedded store's identity table, created on first use (a data folder npm start has not opened yet has none). */
+/** The embedded store's identity table, created on first use (npm start creates it only with `identity` configured). */
 function localIdentity(client: DynamoApi): () => Promise<IdentityOperations> {
   let opened: Promise<IdentityOperations> | undefined;
   return () => (opened ??= ensureIdentityTable(client).then(() => new IdentityOperations(LOCAL_IDENTITY_TABLE, client)));
@@ -37,54 +35,81 @@ function localConsoleTable(client: DynamoApi): () => Promise<IdentityTable> {
   };
 }
 
-export function writeStoreMarker(dataDir: string, endpoint: string): void {
-  writeFileSync(join(dataDir, MARKER), JSON.stringify({ endpoint, pid: process.pid }));
-}
+/** What a deployed gateway does with a revoked key: its instances trust a looked-up key for the cache time. */
+export const DEPLOYED_REVOCATION = {
+  seconds: DEFAULT_SETTINGS.keyCacheSeconds,
+  text: `Gateway instances that looked the key up recently accept it for up to ${DEFAULT_SETTINGS.keyCacheSeconds} s more (GATEWAY_KEY_CACHE_SECONDS, if the stack changed it).`,
+};
 
-export function removeStoreMarker(dataDir: string): void {
-  rmSync(join(dataDir, MARKER), { force: true });
-}
+/** How long the CLI waits for a data folder another process is about to release (a key command, a gateway starting or stopping). */
+const WAIT_MS = 5_000;
 
-/** The running server's store if there is one, else the data directory opened here. */
+/**
+ * The embedded store of a data folder: the running gateway's (the LevelDB database can be open
+ * in one process only), or, when none runs, the folder's own, opened here for this command.
+ */
 export async function openLocalStore(dataDir: string): Promise<OpenedStore> {
-  const running = await runningEndpoint(dataDir);
-  if (running !== undefined) {
-    const client = localDynamo(running);
-    return { store: new DynamoKeyStore(LOCAL_KEY_TABLE, client), usage: new DynamoUsageStore(LOCAL_USAGE_TABLE, client), identity: localIdentity(client), consoleTable: localConsoleTable(client), close: async () => {} };
+  const until = Date.now() + WAIT_MS;
+  for (;;) {
+    const holder = dataFolderHolder(dataDir);
+    if (holder?.role === 'server' && holder.store !== undefined && (await answers(holder.store))) return runningStore(holder);
+    if (holder === undefined) {
+      const claimed = claimDataFolder(dataDir, 'keys');
+      if ('claim' in claimed) return ownStore(dataDir, claimed.claim.release);
+    }
+    if (Date.now() > until) {
+      const holderNow = dataFolderHolder(dataDir);
+      throw new Error(`the data folder ${dataDir} is in use by ${holderNow ? describeHolder(holderNow) : 'another process'}, and it did not become free within ${WAIT_MS / 1000} s; try again.`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  const embedded = await startEmbeddedStore(dataDir);
-  const client = localDynamo(embedded.endpoint);
-  await ensureKeyTable(client, LOCAL_KEY_TABLE);
-  await ensureUsageTable(client, LOCAL_USAGE_TABLE);
+}
+
+function runningStore(holder: Holder): OpenedStore {
+  const client = localDynamo(holder.store as string);
+  const seconds = holder.keyCacheSeconds ?? DEFAULT_SETTINGS.keyCacheSeconds;
   return {
     store: new DynamoKeyStore(LOCAL_KEY_TABLE, client),
     usage: new DynamoUsageStore(LOCAL_USAGE_TABLE, client),
     identity: localIdentity(client),
     consoleTable: localConsoleTable(client),
-    close: async () => {
-      await embedded.close();
+    ...(holder.url ? { gatewayUrl: holder.url } : {}),
+    revocation: {
+      seconds,
+      text: seconds > 0 ? `The running gateway (pid ${holder.pid}) accepts it for up to ${seconds} s more if it looked it up recently (its key cache, GATEWAY_KEY_CACHE_SECONDS).` : 'The running gateway refuses it from now on.',
     },
+    close: async () => {},
   };
 }
 
-async function runningEndpoint(dataDir: string): Promise<string | undefined> {
-  let marker: { endpoint?: unknown; pid?: unknown };
+async function ownStore(dataDir: string, release: () => void): Promise<OpenedStore> {
   try {
-    marker = JSON.parse(readFileSync(join(dataDir, MARKER), 'utf8'));
-  } catch {
-    return undefined;
+    const embedded = await startEmbeddedStore(dataDir);
+    const client = localDynamo(embedded.endpoint);
+    await ensureKeyTable(client, LOCAL_KEY_TABLE);
+    await ensureUsageTable(client, LOCAL_USAGE_TABLE);
+    return {
+      store: new DynamoKeyStore(LOCAL_KEY_TABLE, client),
+      usage: new DynamoUsageStore(LOCAL_USAGE_TABLE, client),
+      identity: localIdentity(client),
+      consoleTable: localConsoleTable(client),
+      revocation: { seconds: 0, text: 'No gateway runs on this data folder now: the next one to start refuses it.' },
+      close: async () => {
+        await embedded.close();
+        release();
+      },
+    };
+  } catch (error) {
+    release();
+    throw error;
   }
-  if (typeof marker.endpoint !== 'string' || typeof marker.pid !== 'number') return undefined;
+}
+
+async function answers(endpoint: string): Promise<boolean> {
   try {
-    process.kill(marker.pid, 0);
+    await localDynamo(endpoint).call('Scan', { TableName: LOCAL_KEY_TABLE, Limit: 1, Select: 'COUNT' });
+    return true;
   } catch {
-    return undefined;
-  }
-  const client = localDynamo(marker.endpoint);
-  try {
-    await client.call('Scan', { TableName: LOCAL_KEY_TABLE, Limit: 1, Select: 'COUNT' });
-    return marker.endpoint;
-  } catch {
-    return undefined;
+    return false;
   }
 }

@@ -27,6 +27,8 @@ export interface AdminContext {
   health: UpstreamHealth;
   /** When this instance started (epoch ms): the per-instance views say since when they count. */
   startedAt: number;
+  /** How long gateway instances trust a key they looked up (a revocation reaches them within it). */
+  keyCacheSeconds: number;
   labels: Labels;
   /** Records an audit event of this caller's change (who and from where added). */
   record(event: Omit<AuditEvent, 'actor' | 'ip' | 'via'>): Promise<void>;

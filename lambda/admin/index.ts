@@ -55,6 +55,8 @@ export interface AdminDoorOptions {
   now?: () => number;
   /** When this instance started (epoch ms). */
   startedAt?: number;
+  /** How long gateway instances trust a key they looked up (GATEWAY_KEY_CACHE_SECONDS): when a revocation takes effect. */
+  keyCacheSeconds: number;
   /** Where the built page is (tests). */
   assets?: ConsoleAssets;
 }
@@ -102,6 +104,7 @@ export function createAdminDoor(options: AdminDoorOptions): AdminDoor {
       router: options.router,
       health: options.health,
       startedAt,
+      keyCacheSeconds: options.keyCacheSeconds,
       labels,
       record: (event) => record({ ...event, actor: caller.actor, ip: request.ip, via: caller.via === 'session' ? 'console' : 'admin API' }),
     };

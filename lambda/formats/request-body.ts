@@ -1,7 +1,7 @@
 import type * as Zlib from 'node:zlib';
 import { GatewayError, printable } from '../errors.ts';
 
-type ZlibDecode = (input: Buffer, options: Zlib.ZlibOptions, callback: (error: Error | null, result: Buffer) => void) => void;
+type Decoder = (options?: Zlib.ZlibOptions) => NodeJS.ReadWriteStream;
 
 /**
  * Content-Encodings a request body may use. Codex may compress its request bodies (zstd), and
@@ -11,24 +11,28 @@ type ZlibDecode = (input: Buffer, options: Zlib.ZlibOptions, callback: (error: E
  * start anything (node:util's ES facade alone loads worker_threads and parseArgs).
  */
 const DECODERS: Record<string, keyof typeof Zlib> = {
-  gzip: 'gunzip',
-  'x-gzip': 'gunzip',
-  deflate: 'inflate',
-  br: 'brotliDecompress',
-  zstd: 'zstdDecompress',
+  gzip: 'createGunzip',
+  'x-gzip': 'createGunzip',
+  deflate: 'createInflate',
+  br: 'createBrotliDecompress',
+  zstd: 'createZstdDecompress',
 };
 
-function decode(name: keyof typeof Zlib, input: Buffer, maxOutputLength: number): Promise<Buffer> {
-  const zlibDecode = process.getBuiltinModule('node:zlib')[name] as ZlibDecode;
-  return new Promise((resolve, reject) => zlibDecode(input, { maxOutputLength }, (error, result) => (error ? reject(error) : resolve(result))));
+/** Takes memory for decoded bytes from the runtime's budget (request-state.ts BodyMemory); false when it is spent. */
+export type TakeBytes = (bytes: number) => boolean;
+
+/** The answer when the runtime's budget for request bodies is spent: retry shortly (503). */
+export function tooManyBodies(): GatewayError {
+  return new GatewayError('overloaded', 'The gateway is holding too many request bodies at once; retry shortly.', { headers: { 'retry-after': '1' } });
 }
 
 /**
  * The request body as text: base64 undone, a Content-Encoding decoded. The decoded size is
  * capped at `maxBytes` while decoding, so a decompression bomb stops at the cap (413) instead of
- * filling memory.
+ * filling memory; each decoded chunk is charged to `take` as it comes out (503 when the runtime's
+ * budget is spent), so the bytes a small compressed body grows into count like received ones.
  */
-export async function requestBodyText(body: string, isBase64Encoded: boolean | undefined, contentEncoding: string | undefined, maxBytes: number): Promise<string> {
+export async function requestBodyText(body: string, isBase64Encoded: boolean | undefined, contentEncoding: string | undefined, maxBytes: number, take?: TakeBytes): Promise<string> {
   const encodings = (contentEncoding ?? '')
     .split(',')
     .map((value) => value.trim().toLowerCase())
@@ -41,14 +45,30 @@ export async function requestBodyText(body: string, isBase64Encoded: boolean | u
     if (!decoder) {
       throw new GatewayError('unsupported_media_type', `Content-Encoding "${printable(encoding)}" is not supported; use gzip, deflate, br or zstd.`);
     }
-    try {
-      bytes = await decode(decoder, bytes, maxBytes);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
-        throw new GatewayError('request_too_large', `Request body decompresses to more than ${maxBytes} bytes; the limit is ${maxBytes} bytes.`);
-      }
-      throw new GatewayError('invalid_request', `Request body is not valid ${encoding} data (Content-Encoding: ${encoding}).`);
-    }
+    bytes = await decode(process.getBuiltinModule('node:zlib')[decoder] as Decoder, encoding, bytes, maxBytes, take);
   }
   return bytes.toString('utf8');
+}
+
+/** One encoding undone, as a stream: stopped at the first chunk past `maxBytes` or the budget. */
+function decode(createDecoder: Decoder, encoding: string, input: Buffer, maxBytes: number, take: TakeBytes | undefined): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const stream = createDecoder();
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const fail = (error: GatewayError) => {
+      stream.removeAllListeners('data');
+      (stream as unknown as { destroy(): void }).destroy();
+      reject(error);
+    };
+    stream.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) return fail(new GatewayError('request_too_large', `Request body decompresses to more than ${maxBytes} bytes; the limit is ${maxBytes} bytes.`));
+      if (take !== undefined && !take(chunk.length)) return fail(tooManyBodies());
+      chunks.push(chunk);
+    });
+    stream.on('error', () => reject(new GatewayError('invalid_request', `Request body is not valid ${encoding} data (Content-Encoding: ${encoding}).`)));
+    stream.on('end', () => resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size)));
+    stream.end(input);
+  });
 }

@@ -1,11 +1,11 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { localDynamo, LOCAL_STATS_TABLE } from '../../bin/local/embedded-store.ts';
 import { Rollups } from '../../lambda/usage/rollups.ts';
 import { startBedrockFake, textEvents } from '../support/bedrock-fake.ts';
-import { eventually, runKeys, startDevServer, tempDir } from '../support/processes.ts';
+import { eventually, firstKey, runKeys, startDevServer, tempDir } from '../support/processes.ts';
 
 /**
  * `npm start` end to end: a fresh data directory, no network, no AWS account; the first start
@@ -20,9 +20,13 @@ describe('npm start', () => {
     try {
       const output = server.output();
       expect(output).toContain('every model is answered by the built-in simulator');
-      const key = /\n {2}(gwk_\S+)\n/.exec(output)?.[1] as string;
-      expect(output).toContain(`export ANTHROPIC_BASE_URL=${server.url}/first`);
-      expect(output).toContain(`base_url = "${server.url}/second/v1"`);
+      // Its output is a log here (a pipe): the key and its setup are in a file only this user reads.
+      expect(output).not.toContain('gwk_');
+      const key = firstKey(output);
+      const keyFile = join(dataDir, 'first-key.txt');
+      expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+      expect(readFileSync(keyFile, 'utf8')).toContain(`export ANTHROPIC_BASE_URL=${server.url}/first`);
+      expect(readFileSync(keyFile, 'utf8')).toContain(`base_url = "${server.url}/second/v1"`);
 
       const anthropic = new Anthropic({ baseURL: `${server.url}/first`, apiKey: key, maxRetries: 0 });
       const message = await anthropic.messages.stream({ model: 'claude-sonnet-5', max_tokens: 50, messages: [{ role: 'user', content: 'Say hi' }] }).finalMessage();
@@ -102,7 +106,7 @@ describe('npm start with Amazon Bedrock', () => {
     writeFileSync(config, JSON.stringify({ upstreams: { br: { type: 'bedrock', region: 'us-west-2', baseUrl: fake.url } }, routes: [{ model: '*', upstream: 'br', upstreamModel: 'us.anthropic.claude-sonnet-5-v1:0' }] }));
     const server = await startDevServer({ GATEWAY_DATA_DIR: dir, GATEWAY_CONFIG: config, ...credentials(dir) });
     try {
-      const key = /\n {2}(gwk_\S+)\n/.exec(server.output())?.[1] as string;
+      const key = firstKey(server.output());
       fake.script({ events: textEvents('Signed by the operator.') });
       const anthropic = new Anthropic({ baseURL: `${server.url}/first`, apiKey: key, maxRetries: 0 });
       const message = await anthropic.messages.stream({ model: 'claude-sonnet-5', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] }).finalMessage();

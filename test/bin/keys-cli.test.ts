@@ -58,6 +58,19 @@ describe('keys usage, update, rotate', () => {
     }
   });
 
+  test('create prints the setup for the address the running server listens on; revoke says when it takes effect', async () => {
+    // No --url: the server runs on a port of its own (PORT=0), not 8787.
+    const created = await json(['create', '--name', 'where']);
+    expect(created.setup.claudeCode.env.ANTHROPIC_BASE_URL).toBe(`${server.url}/first`);
+    const text = await runKeys(['create', '--name', 'where-text'], env);
+    expect(text.stdout).toContain(`export ANTHROPIC_BASE_URL=${server.url}/first`);
+    expect(text.stdout).not.toContain(':8787');
+    const revoked = await runKeys(['revoke', created.id], env);
+    // This server trusts a looked-up key for 0 s (GATEWAY_KEY_CACHE_SECONDS).
+    expect(revoked.stdout.trim()).toBe(`Revoked ${created.id}. The running gateway refuses it from now on.`);
+    expect(await json(['revoke', created.id])).toEqual({ id: created.id, revoked: true, effectiveWithinSeconds: 0 });
+  });
+
   test.each([
     [['create', '--name', 'x', '--rpm', '0'], /--rpm must be a whole number above 0; got "0"/],
     [['create', '--name', 'x', '--tokens-per-day', '1.5'], /--tokens-per-day must be a whole number above 0; got "1.5"/],

@@ -85,11 +85,12 @@ describe('3. slow clients', () => {
   });
 
   test(`bodies over the in-flight cap (${MAX_INFLIGHT_BODY_BYTES} bytes being received at once) get 503 in their format with retry-after, logged overloaded`, async () => {
-    // One upload holds 800 KB of the cap, kept alive a byte at a time (never idle).
-    const first = upload('messages', 800_000);
+    // One upload holds 800 KB of the cap (what it has sent: the cap counts bytes as they arrive,
+    // never as announced), kept alive a byte at a time (never idle).
+    const first = upload('messages', 850_000);
     const holder = await gateway.connect();
-    await holder.write(first.head + first.body.slice(0, 1_000));
-    const keepAlive = trickle(holder, first.body.slice(1_000, 1_030), 200);
+    await holder.write(first.head + first.body.slice(0, 800_000));
+    const keepAlive = trickle(holder, first.body.slice(800_000, 800_030), 200);
     // Nothing tells the client that the server has taken the head in: a short pause stands for that.
     await new Promise((resolve) => setTimeout(resolve, 200));
     try {
@@ -97,7 +98,7 @@ describe('3. slow clients', () => {
         const second = upload(family, 800_000);
         const mark = gateway.mark();
         const connection = await gateway.connect();
-        await connection.write(second.head + second.body.slice(0, 1_000));
+        await connection.write(second.head + second.body.slice(0, 300_000));
         const answer = await connection.response(5_000).finally(() => connection.destroy());
         expectError(answer, family, 503);
         expect(answer.headers['retry-after']).toMatch(/^\d+$/);

@@ -128,6 +128,7 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
     health,
     originOf: (event) => `http://${event.requestContext.domainName}`,
     log,
+    keyCacheSeconds: settings.keyCacheSeconds,
     ...(options.admin?.now ? { now: options.admin.now } : {}),
   });
   const deps: GatewayDeps = {

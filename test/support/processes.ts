@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -74,6 +74,18 @@ export async function startDevServer(env: Record<string, string>): Promise<DevSe
       await exited;
     },
   };
+}
+
+/**
+ * The first key a start created. `npm start`'s output is not a terminal here, so the key is not
+ * in it: the output names the data folder's file that holds it (bin/local/first-key.ts).
+ */
+export function firstKey(output: string): string {
+  const path = /it is in (\S+) \(readable only by this user\)/.exec(output)?.[1];
+  if (path === undefined) throw new Error(`npm start named no first-key file:\n${output}`);
+  const key = /^ {2}(gwk_\S+)$/m.exec(readFileSync(path, 'utf8'))?.[1];
+  if (key === undefined) throw new Error(`${path} holds no key`);
+  return key;
 }
 
 /** Runs the key CLI (`npm run keys -- ...`'s entry) and returns its exit code and output. */

@@ -1,7 +1,7 @@
 import net from 'node:net';
 
 export interface TcpProxy {
-  /** The proxy's origin: http://127.0.0.1:<port>. */
+  /** The proxy's address, http://127.0.0.1:<port>, with the target's path (the embedded store's per-run secret is its path). */
   url: string;
   /** TCP connections accepted so far. */
   connections(): number;
@@ -71,7 +71,7 @@ export async function startTcpProxy(target: string, options: TcpProxyOptions = {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}${new URL(target).pathname.replace(/\/$/, '')}`,
     connections: () => count,
     async close() {
       for (const socket of sockets) socket.destroy();

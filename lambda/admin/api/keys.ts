@@ -140,8 +140,10 @@ export async function rotateKey(context: AdminContext, id: string) {
   return { ...issuedAnswer(rotated.record, rotated.key, context.request.origin), previousWorksUntil: rotated.previousWorksUntil };
 }
 
+/** As `keys revoke --json` answers: instances that looked the key up recently accept it for up to the key cache's seconds more. */
 export async function revokeKey(context: AdminContext, id: string) {
-  return guarded(() => operations.revokeKey(context.keys, id, auditOf(context)));
+  const answer = await guarded(() => operations.revokeKey(context.keys, id, auditOf(context)));
+  return { ...answer, effectiveWithinSeconds: context.keyCacheSeconds };
 }
 
 

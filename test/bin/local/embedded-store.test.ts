@@ -36,7 +36,7 @@ async function closeDuringUpdates(resets: (i: number) => boolean): Promise<{ ack
   try {
     let store = await startEmbeddedStore(dir);
     await usageTableReady(store.endpoint);
-    const { hostname, port } = new URL(store.endpoint);
+    const endpoint = new URL(store.endpoint);
     let acknowledged = 0;
     let firstAcknowledged!: () => void;
     const underWay = new Promise<void>((resolve) => (firstAcknowledged = resolve));
@@ -44,7 +44,7 @@ async function closeDuringUpdates(resets: (i: number) => boolean): Promise<{ ack
       acknowledged++;
       firstAcknowledged();
     };
-    const clients = Array.from({ length: WRITES }, (_, i) => sendUpdate(hostname, Number(port), onAcknowledged, resets(i)));
+    const clients = Array.from({ length: WRITES }, (_, i) => sendUpdate(endpoint, onAcknowledged, resets(i)));
     await underWay;
     await store.close();
     await Promise.all(clients);
@@ -78,14 +78,15 @@ async function usageTableReady(endpoint: string): Promise<void> {
  * `resetAfterSending`: the client resets the connection once the whole request has left (a killed
  * process), so it never learns whether the write was applied.
  */
-function sendUpdate(host: string, port: number, onAcknowledged: () => void, resetAfterSending = false): Promise<void> {
+function sendUpdate(endpoint: URL, onAcknowledged: () => void, resetAfterSending = false): Promise<void> {
   const body = JSON.stringify({ TableName: LOCAL_USAGE_TABLE, Key: ITEM, UpdateExpression: 'ADD requests :one', ExpressionAttributeValues: { ':one': { N: '1' } } });
+  const { hostname: host, port } = endpoint;
   const head = [
-    'POST / HTTP/1.1',
-    `host: ${host}:${port}`,
+    `POST ${endpoint.pathname}/ HTTP/1.1`,
+    `host: ${endpoint.host}`,
     'content-type: application/x-amz-json-1.0',
     'x-amz-target: DynamoDB_20120810.UpdateItem',
-    // The embedded store checks no signature (the gateway's own client signs; this is the wire only).
+    // The embedded store checks no signature (its endpoint's secret is the check; the gateway's own client signs).
     'authorization: AWS4-HMAC-SHA256 Credential=local/20261125/local/dynamodb/aws4_request, SignedHeaders=host, Signature=00',
     'x-amz-date: 20261125T000000Z',
     `content-length: ${Buffer.byteLength(body)}`,
@@ -93,7 +94,7 @@ function sendUpdate(host: string, port: number, onAcknowledged: () => void, rese
     '',
   ].join('\r\n');
   return new Promise((resolve) => {
-    const socket = net.connect(port, host, () => socket.write(head + body, () => resetAfterSending && socket.resetAndDestroy()));
+    const socket = net.connect(Number(port), host, () => socket.write(head + body, () => resetAfterSending && socket.resetAndDestroy()));
     socket.on('data', (data) => {
       if (data.toString('latin1').startsWith('HTTP/1.1 200')) onAcknowledged();
       socket.destroy();
@@ -106,12 +107,12 @@ function sendUpdate(host: string, port: number, onAcknowledged: () => void, rese
 test('a client resetting its connection mid-request does not stop the store', async () => {
   const store = await startEmbeddedStore(undefined);
   try {
-    const { hostname, port } = new URL(store.endpoint);
+    const { hostname, port, host, pathname } = new URL(store.endpoint);
     await new Promise<void>((resolve) => {
       // `expect: 100-continue`: the server answers 100 once it has parsed the head and handed
       // the request to the store, so the reset surely lands mid-body.
       const socket = net.connect(Number(port), hostname, () =>
-        socket.write('POST / HTTP/1.1\r\nhost: store\r\nx-amz-target: DynamoDB_20120810.GetItem\r\ncontent-length: 100\r\nexpect: 100-continue\r\n\r\n'),
+        socket.write(`POST ${pathname}/ HTTP/1.1\r\nhost: ${host}\r\nx-amz-target: DynamoDB_20120810.GetItem\r\ncontent-length: 100\r\nexpect: 100-continue\r\n\r\n`),
       );
       socket.once('data', (data) => {
         expect(data.toString('latin1')).toMatch(/^HTTP\/1\.1 100 /);

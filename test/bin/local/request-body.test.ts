@@ -64,7 +64,7 @@ test('bodies beyond the in-flight budget get 503 with retry-after, and fit again
   const server = await bodyServer({ maxBodyBytes: 1_000, idleTimeoutMs: 5_000, budget });
   // Results arrive in the order reading ends: the refusal first, the slow upload when it leaves.
   const refusal = server.next();
-  const slow = send(server.port, `${head(100)}{`);
+  const slow = send(server.port, `${head(200)}${'y'.repeat(100)}`);
   await new Promise((resolve) => setTimeout(resolve, 50));
   send(server.port, `${head(100)}${'x'.repeat(100)}`);
   expect(await refusal).toMatchObject({ kind: 'refused', error: { status: 503, kind: 'overloaded', headers: { 'retry-after': '1' } } });
@@ -96,6 +96,21 @@ test.each([
   const socket = send(server.port, `${head(500)}{"model":`);
   await new Promise((resolve) => setTimeout(resolve, 50));
   leave(socket);
-  expect(await result).toMatchObject({ kind: 'gone', held: 500 });
+  // What arrived, not what was announced.
+  expect(await result).toMatchObject({ kind: 'gone', held: '{"model":'.length });
+  await server.close();
+});
+
+test('an announced length holds nothing of the budget until its bytes arrive', async () => {
+  const budget = new BodyBudget(150);
+  const server = await bodyServer({ maxBodyBytes: 1_000, idleTimeoutMs: 5_000, budget });
+  // Eight uploads announcing 100 bytes each, one byte sent: eight bytes held, not 800.
+  const trickles = Array.from({ length: 8 }, () => send(server.port, `${head(100)}{`));
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  expect(budget.used).toBe(8);
+  const result = server.next();
+  send(server.port, `${head(100)}${'x'.repeat(100)}`);
+  expect(await result).toMatchObject({ kind: 'body', held: 100 });
+  for (const trickle of trickles) trickle.destroy();
   await server.close();
 });

@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startDevServer, tempDir, type DevServer } from '../../support/processes.ts';
+import { firstKey, startDevServer, tempDir, type DevServer } from '../../support/processes.ts';
 import { RawConnection } from './raw-http.ts';
 
 /** The model of the liveness probe's requests (answered by the simulator). */
@@ -56,9 +56,7 @@ export class ChaosGateway {
     writeFileSync(configPath, JSON.stringify(options.config));
     const env = { GATEWAY_DATA_DIR: dataDir, GATEWAY_CONFIG: configPath, ...options.env };
     const server = await startDevServer(env);
-    const key = /\n {2}(gwk_\S+)\n/.exec(server.output())?.[1];
-    if (key === undefined) throw new Error(`npm start printed no key:\n${server.output()}`);
-    return new ChaosGateway(server, dataDir, env, key);
+    return new ChaosGateway(server, dataDir, env, firstKey(server.output()));
   }
 
   get url(): string {

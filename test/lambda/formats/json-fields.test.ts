@@ -35,23 +35,30 @@ describe('scanJsonShape', () => {
 
   test('measures depth outside strings only', () => {
     const nested = (depth: number) => `{"model":"m","messages":[{"content":${'['.repeat(depth)}${']'.repeat(depth)}}]}`;
-    expect(scanJsonShape(nested(10), 16, watched)).toEqual({ tooDeep: false });
-    expect(scanJsonShape(nested(20), 16, watched)).toEqual({ tooDeep: true });
-    expect(scanJsonShape(nested(100_000), 128, watched)).toEqual({ tooDeep: true });
-    expect(scanJsonShape(`{"text":"${'['.repeat(1000)}"}`, 4, watched)).toEqual({ tooDeep: false });
+    expect(scanJsonShape(nested(10), 16, watched)).toEqual({ tooDeep: false, values: expect.any(Number) });
+    expect(scanJsonShape(nested(20), 16, watched)).toEqual({ tooDeep: true, values: expect.any(Number) });
+    expect(scanJsonShape(nested(100_000), 128, watched)).toEqual({ tooDeep: true, values: expect.any(Number) });
+    expect(scanJsonShape(`{"text":"${'['.repeat(1000)}"}`, 4, watched)).toEqual({ tooDeep: false, values: expect.any(Number) });
   });
 
   test('finds a watched top-level member given twice, however it is spelled, and nothing nested', () => {
-    expect(scanJsonShape('{"model":"a","n":1,"model":"b"}', 64, watched)).toEqual({ tooDeep: false, duplicate: 'model' });
-    expect(scanJsonShape('{"model":"a","mod\\u0065l":"b"}', 64, watched)).toEqual({ tooDeep: false, duplicate: 'model' });
-    expect(scanJsonShape('{"stream":true , "x":{"stream":false},"stream":false}', 64, watched)).toEqual({ tooDeep: false, duplicate: 'stream' });
-    expect(scanJsonShape('{"model":"a","x":{"model":"b"},"y":[{"model":"c"}],"note":"\\"model\\":"}', 64, watched)).toEqual({ tooDeep: false });
-    expect(scanJsonShape('{"other":1,"other":2}', 64, watched)).toEqual({ tooDeep: false });
+    expect(scanJsonShape('{"model":"a","n":1,"model":"b"}', 64, watched)).toEqual({ tooDeep: false, duplicate: 'model', values: expect.any(Number) });
+    expect(scanJsonShape('{"model":"a","mod\\u0065l":"b"}', 64, watched)).toEqual({ tooDeep: false, duplicate: 'model', values: expect.any(Number) });
+    expect(scanJsonShape('{"stream":true , "x":{"stream":false},"stream":false}', 64, watched)).toEqual({ tooDeep: false, duplicate: 'stream', values: expect.any(Number) });
+    expect(scanJsonShape('{"model":"a","x":{"model":"b"},"y":[{"model":"c"}],"note":"\\"model\\":"}', 64, watched)).toEqual({ tooDeep: false, values: expect.any(Number) });
+    expect(scanJsonShape('{"other":1,"other":2}', 64, watched)).toEqual({ tooDeep: false, values: expect.any(Number) });
+  });
+
+  test('counts values (containers and commas outside strings), and stops past the limit', () => {
+    expect(scanJsonShape('{"a":[1,2,{}],"b":"x,y,[z]"}', 8, watched)).toEqual({ tooDeep: false, values: 6 });
+    const wide = `{"pad":[${'{},'.repeat(999)}{}]}`;
+    expect(scanJsonShape(wide, 8, watched)).toEqual({ tooDeep: false, values: 1_001 + 999 + 1 });
+    expect(scanJsonShape(wide, 8, watched, 500)).toEqual({ tooDeep: false, tooManyValues: true, values: 501 });
   });
 
   test('strings with escaped quotes and backslashes are skipped correctly', () => {
     const body = JSON.stringify({ a: 'say \\"hi\\" \\', model: 'x', b: ['\\', '"'], stream: true });
-    expect(scanJsonShape(body, 3, watched)).toEqual({ tooDeep: false });
+    expect(scanJsonShape(body, 3, watched)).toEqual({ tooDeep: false, values: expect.any(Number) });
     expect(replaceTopLevelString(body, 'model', 'y')).toBe(body.replace('"model":"x"', '"model":"y"'));
   });
 });

@@ -29,7 +29,7 @@ describe('KeyTable', () => {
 
   test('matches the table the local embedded store creates', async () => {
     let created: CreateTableInput | undefined;
-    const recorder = { call: async (_operation: string, input: CreateTableInput) => void (created = input) } as unknown as DynamoApi;
+    const recorder = { call: async (operation: string, input: CreateTableInput) => void (operation === 'CreateTable' && (created = input)) } as unknown as DynamoApi;
     await ensureKeyTable(recorder, 'local');
     expect(created?.KeySchema).toEqual(table.properties.KeySchema);
     expect(created?.AttributeDefinitions).toEqual(table.properties.AttributeDefinitions);

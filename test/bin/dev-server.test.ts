@@ -2,6 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { dataFolderHolder } from '../../bin/local/data-folder.ts';
 import { localDynamo, LOCAL_STATS_TABLE } from '../../bin/local/embedded-store.ts';
 import { Rollups } from '../../lambda/usage/rollups.ts';
 import { startBedrockFake, textEvents } from '../support/bedrock-fake.ts';
@@ -73,7 +74,7 @@ describe('npm start', () => {
       const response = await fetch(`${server.url}/second/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{"model":"m","input":"hi"}' });
       expect(response.status).toBe(200);
       // The request is in the usage rollups at the next flush (every second), read from the running server's store.
-      const { endpoint } = JSON.parse(readFileSync(join(dataDir, 'store-endpoint.json'), 'utf8')) as { endpoint: string };
+      const endpoint = dataFolderHolder(dataDir)?.store as string;
       const rollups = new Rollups(LOCAL_STATS_TABLE, localDynamo(endpoint));
       const requestsOf = async () => (await rollups.totals('key', sentAt, new Date(), 'D')).find((entry) => entry.value === JSON.parse(created.stdout).id)?.totals.requests;
       for (const until = Date.now() + 5_000; (await requestsOf()) === undefined && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 100));

@@ -8,6 +8,7 @@ import { Construct } from 'constructs';
 import type { RoutingConfig } from '../../lambda/config/routing.ts';
 import type { CorsConfig, TuningConfig } from '../config.ts';
 import type { AccessStatement } from './bedrock-access.ts';
+import { consoleAssetHooks } from './console-assets.ts';
 import type { KeyTable } from './key-table.ts';
 import type { StatsTable } from './stats-table.ts';
 import type { UsageTable } from './usage-table.ts';
@@ -103,6 +104,8 @@ export class GatewayFunction extends Construct {
     });
     this.logGroup.grantWrite(role);
     props.keyTable.grantKeyLookup(role);
+    // The console's admin API (/admin/api) manages keys from this same function.
+    props.keyTable.grantKeyAdministration(role);
     props.usageTable.grantMetering(role);
     props.statsTable.grantGateway(role);
     props.upstreamSecret?.grantRead(role);
@@ -119,7 +122,8 @@ export class GatewayFunction extends Construct {
       runtime: Runtime.NODEJS_24_X,
       // Cheaper per GB-second than x86 with the same pure-JavaScript bundle.
       architecture: Architecture.ARM_64,
-      bundling: HANDLER_BUNDLING,
+      // The console page rides along beside index.mjs (lambda/admin/assets.ts reads it from ui/dist).
+      bundling: { ...HANDLER_BUNDLING, commandHooks: consoleAssetHooks() },
       role,
       logGroup: this.logGroup,
       loggingFormat: LoggingFormat.JSON,

@@ -47,12 +47,19 @@ export async function poolSpend(tableName: string, client: DynamoApi, groups: re
 }
 
 /**
- * Rollup rows by key: one BatchGetItem per 100 keys, retrying the keys DynamoDB left unprocessed
- * (throttling). With `attributes`, only those of each row (and its keys) are fetched.
+ * Rollup rows by key: one BatchGetItem per 100 keys (`parallel` at once), retrying the keys
+ * DynamoDB left unprocessed (throttling). With `attributes`, only those of each row (and its
+ * keys) are fetched.
  */
-export async function batchGetRows(tableName: string, client: DynamoApi, keys: Key[], attributes?: readonly string[]): Promise<Key[]> {
+export async function batchGetRows(tableName: string, client: DynamoApi, keys: Key[], attributes?: readonly string[], parallel = 4): Promise<Key[]> {
+  const batches: Key[][] = [];
+  for (let i = 0; i < keys.length; i += BATCH_KEYS) batches.push(keys.slice(i, i + BATCH_KEYS));
   const items: Key[] = [];
-  for (let i = 0; i < keys.length; i += BATCH_KEYS) items.push(...(await batchGet(tableName, client, keys.slice(i, i + BATCH_KEYS), attributes)));
+  let next = 0;
+  const worker = async () => {
+    for (let batch = batches[next++]; batch !== undefined; batch = batches[next++]) items.push(...(await batchGet(tableName, client, batch, attributes)));
+  };
+  await Promise.all(Array.from({ length: Math.min(parallel, batches.length) }, worker));
   return items;
 }
 

@@ -196,16 +196,17 @@ export class Rollups {
   }
 
   /**
-   * Rows picked one by one (a dimension value's buckets): one BatchGetItem per 100 rows. Keyed
-   * by `<granularity>#<bucket>#<value>`; rows without usage are absent.
+   * Rows picked one by one (a dimension value's buckets): one BatchGetItem per 100 rows (with
+   * `counters`, only those are fetched). Keyed by `<granularity>#<bucket>#<value>`; rows without
+   * usage are absent.
    */
-  async rowsAt(dimension: Dimension, cells: readonly { granularity: Granularity; bucket: string; value: string }[]): Promise<Map<string, RollupTotals>> {
+  async rowsAt(dimension: Dimension, cells: readonly { granularity: Granularity; bucket: string; value: string }[], counters?: readonly RollupCounter[]): Promise<Map<string, RollupTotals>> {
     const keys = cells.map(({ granularity, bucket, value }) => ({
       [STATS_TABLE.partitionKey]: { S: statsKeys.rollup(granularity, dimension, periodOf(granularity, bucket)) },
       [STATS_TABLE.sortKey]: { S: statsKeys.rollupSort(bucket, value) },
     }));
     const found = new Map<string, RollupTotals>();
-    for (const item of await batchGetRows(this.#tableName, this.#client, keys)) {
+    for (const item of await batchGetRows(this.#tableName, this.#client, keys, counters)) {
       const granularity = (item[STATS_TABLE.partitionKey]?.S ?? '').split('#')[1] as Granularity;
       const totals = emptyTotals();
       addRow(totals, item);

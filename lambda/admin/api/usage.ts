@@ -1,5 +1,6 @@
 import type { HandlerResponse } from '../../deps.ts';
 import type { GranularityChoice, SeriesMetric } from '../../usage/rollups.ts';
+import { topSeries } from '../../usage/rollup-top.ts';
 import { DIMENSIONS, type Dimension, type Granularity } from '../../usage/stats-table.ts';
 import type { AdminContext } from '../context.ts';
 import { adminError, securityHeaders } from '../http.ts';
@@ -10,8 +11,9 @@ import { asOf, noRollups } from './rollup-views.ts';
  * kinds of tokens, requests, errors, fallbacks), `by` a dimension (none, person, group, key, model,
  * upstream), `from`/`to` (ISO times; default the last 7 days), `granularity` (auto: hours up to 2
  * days, days up to 92, months beyond), `top` (the values shown, 1 to 20, the rest as "other"),
- * `format=csv` for the same table as a file. Reads: one Query per partition the range covers
- * (auto: at most 3, 4 or 6) and the labels of the values shown (docs/console.md, "Reads").
+ * `format=csv` for the same table as a file. Reads (lambda/usage/rollup-top.ts): the ranking's
+ * coarser rows and the `all` rows (one Query per partition each), the top values' buckets by key
+ * (one BatchGetItem per 100), and their labels (docs/console.md, "Reads").
  */
 export const METRICS = {
   cost: { unit: 'microUsd', counters: ['costMicroUsd'] },
@@ -27,6 +29,13 @@ export const METRICS = {
 export type Metric = keyof typeof METRICS;
 
 const TOKEN_KINDS: Record<string, string> = { inputTokens: 'Input', cacheReadTokens: 'Cache read', cacheWriteTokens: 'Cache write', outputTokens: 'Output' };
+/** What the rest of the total is, beside the top values. */
+const OTHER_LABELS: Partial<Record<Dimension, string>> = {
+  key: 'Everything else (other keys, and sign-ins without a key)',
+  person: 'Everything else (other people, and keys of no one)',
+  model: 'Other models',
+  upstream: 'Other upstreams',
+};
 const GRANULARITY: Record<string, GranularityChoice> = { auto: 'auto', hour: 'H', day: 'D', month: 'M' };
 const DAY_MS = 86_400_000;
 /** Oldest start a range may have: the month rollups' five years. */
@@ -50,9 +59,11 @@ export interface Explorer {
   buckets: string[];
   bucketStarts: number[];
   series: ExplorerSeries[];
-  /** The values beyond `top`, added up. */
-  other: { count: number; points: number[]; total: number } | null;
-  total: { points: number[]; total: number };
+  /** The rest of all requests beside the values shown (none for groups: a request counts in each of its groups). */
+  other: { count: number; points: number[]; total: number; label: string } | null;
+  /** Every request, per bucket. */
+  total: { points: number[]; total: number; label: string };
+  note?: string;
   asOf: string | null;
   live: boolean;
 }
@@ -88,52 +99,49 @@ export async function explore(context: AdminContext): Promise<Explorer> {
 
   const dimension: Dimension = by === 'none' ? 'all' : (by as Dimension);
   const counters = METRICS[metric].counters;
-  let series;
+  let read;
   try {
-    series = await rollups.series(dimension, granularity, from, to, counters);
+    read = await topSeries(rollups, dimension, granularity, from, to, counters, top);
   } catch (error) {
     if (error instanceof RangeError) throw adminError.invalid(`${error.message} (hours are kept 35 days, days 400, months five years)`, 'granularity');
     throw error;
   }
-  const sum = (points: Partial<Record<SeriesMetric, number[]>>) => series.buckets.map((_, i) => counters.reduce((total, counter) => total + (points[counter]?.[i] ?? 0), 0));
   const totalOf = (points: number[]) => points.reduce((total, point) => total + point, 0);
+  const allPoints = read.buckets.map((_, i) => counters.reduce((total, counter) => total + (read.all[counter]?.[i] ?? 0), 0));
   let shown: ExplorerSeries[];
   let other: Explorer['other'] = null;
-  if (dimension === 'all' && metric === 'tokens') {
-    // One series per kind of token: what the total is made of.
-    const points = series.values[0]?.points ?? {};
-    shown = counters.map((counter) => {
-      const values = series.buckets.map((_, i) => points[counter]?.[i] ?? 0);
-      return { value: counter, label: TOKEN_KINDS[counter] ?? counter, points: values, total: totalOf(values) };
-    });
+  if (dimension === 'all') {
+    // The total; for tokens, one series per kind: what the total is made of.
+    const kinds = metric === 'tokens' ? counters : [];
+    shown = kinds.length > 0
+      ? kinds.map((counter) => {
+          const points = read.buckets.map((_, i) => read.all[counter]?.[i] ?? 0);
+          return { value: counter, label: TOKEN_KINDS[counter] ?? counter, points, total: totalOf(points) };
+        })
+      : [{ value: '*', label: 'All', points: allPoints, total: totalOf(allPoints) }];
   } else {
-    const all = series.values.map(({ value, points }) => {
-      const values = sum(points);
-      return { value, label: null as string | null, points: values, total: totalOf(values) };
-    });
-    all.sort((a, b) => b.total - a.total || a.value.localeCompare(b.value));
-    shown = all.slice(0, top);
-    const rest = all.slice(top);
-    if (rest.length > 0) {
-      const points = series.buckets.map((_, i) => rest.reduce((total, entry) => total + (entry.points[i] ?? 0), 0));
-      other = { count: rest.length, points, total: totalOf(points) };
+    const labels = await context.labels.of(dimension, read.values.map((entry) => entry.value));
+    shown = read.values.map(({ value, points }) => ({ value, label: labels.get(value) ?? null, points, total: totalOf(points) }));
+    // Each request has one key (or none), one person (or none), one model, one upstream: the rest of
+    // the total is everything the top values leave. A request counts in each of its groups, so groups have no such rest.
+    if (dimension !== 'group') {
+      const points = read.buckets.map((_, i) => Math.max(0, (allPoints[i] ?? 0) - shown.reduce((total, entry) => total + (entry.points[i] ?? 0), 0)));
+      if (read.more > 0 || points.some((point) => point > 0)) other = { count: read.more, points, total: totalOf(points), label: OTHER_LABELS[dimension] ?? 'Everything else' };
     }
-    const labels = await context.labels.of(dimension, shown.map((entry) => entry.value));
-    for (const entry of shown) entry.label = dimension === 'all' ? 'All' : (labels.get(entry.value) ?? null);
   }
-  const totalPoints = series.buckets.map((_, i) => shown.reduce((total, entry) => total + (entry.points[i] ?? 0), 0) + (other?.points[i] ?? 0));
   return {
     metric,
     unit: METRICS[metric].unit,
     by: by as Explorer['by'],
-    granularity: series.granularity,
+    granularity: read.granularity,
     from: from.toISOString(),
     to: to.toISOString(),
-    buckets: series.buckets,
-    bucketStarts: series.buckets.map(bucketStart),
+    buckets: read.buckets,
+    bucketStarts: read.buckets.map(bucketStart),
     series: shown,
     other,
-    total: { points: totalPoints, total: totalOf(totalPoints) },
+    total: { points: allPoints, total: totalOf(allPoints), label: 'All requests' },
+    ...(dimension === 'group' ? { note: 'A request counts in each of its person\'s groups: the groups do not add up to all requests.' } : {}),
     ...(await asOf(context)),
   };
 }
@@ -148,7 +156,7 @@ export function csvField(text: string): string {
 export function explorerCsv(explorer: Explorer): string {
   const value = (n: number) => (explorer.unit === 'microUsd' ? (n / 1e6).toFixed(6) : String(n));
   const unit = explorer.unit === 'microUsd' ? 'USD' : explorer.unit;
-  const header = ['bucket_start_utc', ...explorer.series.map((entry) => `${entry.label ?? entry.value} (${unit})`), ...(explorer.other ? [`other: ${explorer.other.count} more (${unit})`] : []), `total (${unit})`];
+  const header = ['bucket_start_utc', ...explorer.series.map((entry) => `${entry.label ?? entry.value} (${unit})`), ...(explorer.other ? [`${explorer.other.label} (${unit})`] : []), `${explorer.total.label} (${unit})`];
   const rows = explorer.buckets.map((_, i) => [
     new Date(explorer.bucketStarts[i] as number).toISOString(),
     ...explorer.series.map((entry) => value(entry.points[i] ?? 0)),

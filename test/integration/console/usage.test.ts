@@ -112,7 +112,7 @@ describe('console usage views', () => {
     expect(answer.headers.get('content-type')).toBe('text/csv; charset=utf-8');
     expect(answer.headers.get('content-disposition')).toMatch(/^attachment; filename="usage-cost-by-key-\d{4}-\d{2}-\d{2}-\d{4}-\d{2}-\d{2}\.csv"$/);
     const rows = (await answer.text()).trim().split('\r\n').map((line) => line.split(','));
-    expect(rows[0]).toEqual(['bucket_start_utc', ...json.series.map((entry) => `${entry.label} (USD)`), 'total (USD)']);
+    expect(rows[0]).toEqual(['bucket_start_utc', ...json.series.map((entry) => `${entry.label} (USD)`), 'All requests (USD)']);
     expect(rows.slice(1).map((row) => row[0])).toEqual(json.bucketStarts.map((start) => new Date(start).toISOString()));
     const last = rows.at(-1) as string[];
     expect(Number(last.at(-1))).toBeCloseTo((json.total.points.at(-1) as number) / 1e6, 6);

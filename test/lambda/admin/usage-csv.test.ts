@@ -32,13 +32,13 @@ describe('the explorer as CSV', () => {
       buckets: ['2026-11-25', '2026-11-26'],
       bucketStarts: [bucketStart('2026-11-25'), bucketStart('2026-11-26')],
       series: [{ value: 'key_1', label: '<b>ci</b>', points: [1_234_567, 1], total: 1_234_568 }],
-      other: { count: 3, points: [0, 10], total: 10 },
-      total: { points: [1_234_567, 11], total: 1_234_578 },
+      other: { count: 3, points: [0, 10], total: 10, label: 'Other models' },
+      total: { points: [1_234_567, 11], total: 1_234_578, label: 'All requests' },
       asOf: null,
       live: true,
     };
     expect(explorerCsv(explorer)).toBe(
-      ['bucket_start_utc,<b>ci</b> (USD),other: 3 more (USD),total (USD)', '2026-11-25T00:00:00.000Z,1.234567,0.000000,1.234567', '2026-11-26T00:00:00.000Z,0.000001,0.000010,0.000011', ''].join('\r\n'),
+      ['bucket_start_utc,<b>ci</b> (USD),Other models (USD),All requests (USD)', '2026-11-25T00:00:00.000Z,1.234567,0.000000,1.234567', '2026-11-26T00:00:00.000Z,0.000001,0.000010,0.000011', ''].join('\r\n'),
     );
   });
 });

@@ -18,7 +18,7 @@ const HEIGHT = 300;
 /** The series the chart and the table show, in the same order: the top values, then the rest as one. */
 export function shownSeries(explorer: Explorer): { label: string; points: number[]; total: number; color: string }[] {
   const shown = explorer.series.map((entry, i) => ({ label: entry.label ?? entry.value, points: entry.points, total: entry.total, color: COLORS[i % COLORS.length] as string }));
-  if (explorer.other) shown.push({ label: `Other (${explorer.other.count} more)`, points: explorer.other.points, total: explorer.other.total, color: OTHER_COLOR });
+  if (explorer.other) shown.push({ label: explorer.other.label, points: explorer.other.points, total: explorer.other.total, color: OTHER_COLOR });
   return shown;
 }
 

@@ -54,8 +54,9 @@ export interface Explorer {
   buckets: string[];
   bucketStarts: number[];
   series: { value: string; label: string | null; points: number[]; total: number }[];
-  other: { count: number; points: number[]; total: number } | null;
-  total: { points: number[]; total: number };
+  other: { count: number; points: number[]; total: number; label: string } | null;
+  total: { points: number[]; total: number; label: string };
+  note?: string;
   asOf: string | null;
   live: boolean;
 }

@@ -82,7 +82,7 @@ function Table({ explorer }: { explorer: Explorer }) {
   const hours = explorer.granularity === 'H';
   return html`<${Scroll} label="The numbers of the chart"><table class="data">
     <caption>${METRIC_NAMES[explorer.metric]} per ${hours ? 'hour (your time zone)' : explorer.granularity === 'D' ? 'UTC day' : 'UTC month'}${explorer.by === 'none' ? '' : ` by ${GROUPS[explorer.by]?.toLowerCase()}`}</caption>
-    <thead><tr><th scope="col">${hours ? 'Hour' : explorer.granularity === 'D' ? 'Day' : 'Month'}</th>${shown.map((entry) => html`<th scope="col" class="num"><span class="name">${entry.label}</span></th>`)}${shown.length > 1 ? html`<th scope="col" class="num">Total</th>` : null}</tr></thead>
+    <thead><tr><th scope="col">${hours ? 'Hour' : explorer.granularity === 'D' ? 'Day' : 'Month'}</th>${shown.map((entry) => html`<th scope="col" class="num"><span class="name">${entry.label}</span></th>`)}${shown.length > 1 ? html`<th scope="col" class="num">${explorer.total.label}</th>` : null}</tr></thead>
     <tbody>${explorer.buckets.map(
       (bucket, i) => html`<tr><th scope="row"><time datetime=${new Date(explorer.bucketStarts[i] as number).toISOString()} title=${utc(explorer.bucketStarts[i] as number)}>${bucketLabel(bucket, explorer.bucketStarts[i] as number)}</time></th>${shown.map((entry) => html`<td class="num">${value(entry.points[i] ?? 0)}</td>`)}${shown.length > 1 ? html`<td class="num">${value(explorer.total.points[i] ?? 0)}</td>` : null}</tr>`,
     )}</tbody>
@@ -129,6 +129,8 @@ export function ExplorerView({ params, navigate }: { params: URLSearchParams; na
         ${data.total.total === 0 && data.series.every((entry) => entry.total === 0)
           ? html`<${Empty} title="No usage in this range."><p>Pick a longer range, or send a request through the gateway: it shows here within seconds (npm start) or 2 to 4 minutes (AWS).</p><//>`
           : html`<${Chart} explorer=${data} label=${title} />`}
+        ${data.note ? html`<p class="muted small">${data.note}</p>` : null}
+        ${data.other && data.other.count > 0 ? html`<p class="muted small">The ${data.series.length} shown are the largest over the whole ${data.granularity === 'H' ? 'days' : 'months'} the range touches; ${data.other.count} more are in "${data.other.label}".</p>` : null}
         <p><a class="button" href=${`/admin/api/usage${search}&format=csv`} download>Download CSV</a></p>
         <${Table} explorer=${data} />`
       : null}`;

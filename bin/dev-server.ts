@@ -1,14 +1,12 @@
-import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { DynamoKeyStore } from '../lambda/auth/key-store.ts';
 import { mintKey } from '../lambda/auth/issue-key.ts';
-import { parseRoutingConfig, type RoutingConfig } from '../lambda/config/routing.ts';
 import { settingsFromEnv } from '../lambda/config/settings.ts';
 import { installAwsLambdaGlobal } from './local/awslambda-shim.ts';
-import { defaultRoutingConfig } from './local/default-config.ts';
 import { ensureIdentityTable, ensureKeyTable, ensureStatsTable, ensureUsageTable, localDynamo, LOCAL_IDENTITY_TABLE, LOCAL_KEY_TABLE, LOCAL_STATS_TABLE, LOCAL_USAGE_TABLE, startEmbeddedStore } from './local/embedded-store.ts';
 import { deliverFirstKey } from './local/first-key.ts';
+import { routingConfigForStart } from './local/routing-config.ts';
 import { createFunctionUrlServer, LOCAL_SERVER_DEFAULTS, type StreamingHandler } from './local/function-url-server.ts';
 import { ensureIdentitySecret } from './local/identity-secret.ts';
 import { consoleLinkNotice, makeConsoleLink } from './local/console-link.ts';
@@ -28,17 +26,6 @@ const host = env.HOST || '127.0.0.1';
 const port = Number(env.PORT ?? 8787);
 const dataDir = resolve(env.GATEWAY_DATA_DIR || '.gateway');
 
-function loadConfig(): { config: RoutingConfig; notice: string } {
-  if (!env.GATEWAY_CONFIG) return defaultRoutingConfig(env);
-  const path = resolve(env.GATEWAY_CONFIG);
-  try {
-    return { config: parseRoutingConfig(JSON.parse(readFileSync(path, 'utf8'))), notice: `Routing config: ${path}` };
-  } catch (error) {
-    console.error(`Cannot use GATEWAY_CONFIG=${path}: ${(error as Error).message}`);
-    process.exit(1);
-  }
-}
-
 /** A start that cannot go on says so in one line (no stack trace) and exits 1. */
 function refuse(error: unknown): never {
   if (!(error instanceof StartRefused)) throw error;
@@ -48,7 +35,7 @@ function refuse(error: unknown): never {
 
 // The store's files, the data folder's records and the first key: the owner's only.
 process.umask(0o077);
-const { config, notice } = loadConfig();
+const { config, notice } = routingConfigForStart(env);
 const claim = await claimForServer(dataDir).catch(refuse);
 const store = await startEmbeddedStore(dataDir);
 const dynamo = localDynamo(store.endpoint);

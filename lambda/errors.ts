@@ -8,6 +8,7 @@ export type ErrorKind =
   | 'authentication'
   | 'permission'
   | 'not_found'
+  | 'wrong_base_url'
   | 'method_not_allowed'
   | 'request_timeout'
   | 'length_required'
@@ -40,6 +41,9 @@ const STATUS: Record<ErrorKind, number> = {
   authentication: 401,
   permission: 403,
   not_found: 404,
+  // Misdirected Request: an endpoint asked for under another base. Not 404, which Claude Code
+  // replaces with its own "issue with the selected model" text (seen with 2.1.332), hiding the fix.
+  wrong_base_url: 421,
   method_not_allowed: 405,
   request_timeout: 408,
   length_required: 411,
@@ -65,6 +69,7 @@ const FINAL: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
   'authentication',
   'permission',
   'not_found',
+  'wrong_base_url',
   'method_not_allowed',
   'length_required',
   'request_too_large',

@@ -3,11 +3,13 @@ import type { AdminDoor } from './admin/index.ts';
 import { DynamoKeyStore } from './auth/key-store.ts';
 import { bareDynamo } from './aws/dynamodb.ts';
 import { bareSecretReader } from './aws/secrets.ts';
+import { readConfigText } from './config/config-source.ts';
 import type { IdentityConfig } from './config/identity-schema.ts';
 import { createRouter, parseRoutingConfig } from './config/routing.ts';
 import { settingsFromEnv } from './config/settings.ts';
 import { createGateway } from './gateway.ts';
 import type { IdentityDoor } from './identity/index.ts';
+import { acceptRestEvents } from './runtime-event.ts';
 import { EnvCredentials, SecretsManagerCredentials } from './upstream/credentials.ts';
 import { nodeHttpFetch } from './upstream/node-http-fetch.ts';
 import { UpstreamHealth } from './upstream/upstream-health.ts';
@@ -19,7 +21,8 @@ import { DynamoUsageStore } from './usage/usage-store.ts';
 /**
  * The Lambda entry, and the module `npm start` runs too. The only place that reads the
  * environment and builds AWS clients:
- * - GATEWAY_CONFIG_JSON: the routing config (required)
+ * - GATEWAY_CONFIG_FILE (deployed: a file in the bundle) or GATEWAY_CONFIG_JSON (local runs):
+ *   the routing config, one of them required (config/config-source.ts)
  * - GATEWAY_KEYS_TABLE: the key table name (required)
  * - GATEWAY_USAGE_TABLE: the usage table name; without it nothing is metered and key limits
  *   other than the output-token ceiling are not enforced
@@ -27,6 +30,7 @@ import { DynamoUsageStore } from './usage/usage-store.ts';
  *   without it nothing is rolled up
  * - GATEWAY_UPSTREAM_SECRET: Secrets Manager id of the upstream keys; without it, keys come
  *   from the environment variables the upstreams name (local runs)
+ * - GATEWAY_PRIVATE_API_DOMAIN: the private API's custom domain (runtime-event.ts)
  * - GATEWAY_LOCAL_STORE_ENDPOINT: npm start's embedded store; the tables are read there with
  *   its own placeholder credentials, so the user's AWS credentials stay theirs (for upstreams)
  * - with the config's `identity` (sign-in, docs/sign-in.md): GATEWAY_IDENTITY_TABLE (required),
@@ -45,7 +49,7 @@ function required(name: string): string {
 }
 
 const settings = settingsFromEnv(env);
-const routing = parseRoutingConfig(JSON.parse(required('GATEWAY_CONFIG_JSON')));
+const routing = parseRoutingConfig(JSON.parse(readConfigText(env, import.meta.url)));
 const router = createRouter(routing);
 // Lambda sets AWS_REGION; a local run may set either name.
 const region = env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1';
@@ -78,7 +82,7 @@ const originOf = (event: LambdaFunctionURLEvent) => `${localStore ? 'http' : 'ht
 const identity = routing.identity ? identityDoor(routing.identity, required('GATEWAY_IDENTITY_TABLE')) : undefined;
 const health = new UpstreamHealth();
 
-export const handler = createGateway({
+const gateway = createGateway({
   router,
   keys,
   credentials,
@@ -90,6 +94,16 @@ export const handler = createGateway({
   fetch: nodeHttpFetch,
   ...(identity ? { identity } : {}),
   admin: adminDoor(),
+});
+
+/**
+ * Function URL events as they come; REST events from the private API (GATEWAY_PRIVATE_API_DOMAIN,
+ * its custom domain) translated to them. Those passed API Gateway's resource policy, which admits
+ * only the VPC endpoint: they count as having come through the custom domain's origin check too.
+ */
+export const handler = acceptRestEvents(gateway, {
+  ...(env.GATEWAY_PRIVATE_API_DOMAIN ? { domainName: env.GATEWAY_PRIVATE_API_DOMAIN } : {}),
+  ...(settings.originSecret ? { vouchedHeaders: { 'x-origin-verify': settings.originSecret } } : {}),
 });
 
 /**

@@ -57,6 +57,9 @@ export function forgetTry(state: TryState): void {
 export interface RequestState extends TryState {
   id: string;
   startedAt: number;
+  /** The request line as logged: method and path (printable, bounded; no query string). */
+  method: string;
+  path: string;
   family: Family;
   /** Epoch ms by which the response must be complete. */
   deadline: number;

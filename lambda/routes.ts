@@ -102,11 +102,31 @@ const ADMIN_PATH = /^\/admin(\/.*)?$/;
 const FAMILY_PREFIX = /^\/+first(\/|$)/i;
 
 /**
- * The format a path's errors are rendered in: `/first` speaks Messages, all else Responses. Read
- * leniently (repeated slashes, any case), so a path that is refused is refused in the format its
- * client speaks.
+ * What each client appends to its base address (Claude Code and the Anthropic SDK `/v1/messages`,
+ * Codex and the OpenAI SDK `/responses`), so a path ending in one was meant for that format
+ * whatever base it was sent under.
+ */
+const TAILS: readonly { family: Family; tail: RegExp }[] = [
+  { family: 'messages', tail: /(\/v1)?\/messages(\/count_tokens)?\/?$/i },
+  { family: 'responses', tail: /\/responses(\/input_tokens|\/compact)?\/?$/i },
+];
+
+/** Where each format is served, and how its clients are told so. */
+const BASES: Record<Family, { base: string; api: string; set: string }> = {
+  messages: { base: '/first', api: 'Messages API', set: 'ANTHROPIC_BASE_URL (Claude Code) or baseURL (Anthropic SDK)' },
+  responses: { base: '/second/v1', api: 'Responses API', set: 'base_url (Codex config.toml) or baseURL (OpenAI SDK)' },
+};
+
+/**
+ * The format a path's errors are rendered in: the one whose endpoint the path ends in, else `/first`
+ * speaks Messages and all else Responses. Read leniently (repeated slashes, any case), so a path
+ * that is refused is refused in the format its client speaks (Codex pointed at `/first/v1` gets
+ * a Responses error).
  */
 export function familyOfPath(rawPath: string): Family {
+  const path = rawPath.replace(/\/{2,}/g, '/');
+  const tail = TAILS.find((candidate) => candidate.tail.test(path));
+  if (tail) return tail.family;
   return FAMILY_PREFIX.test(rawPath) ? 'messages' : 'responses';
 }
 
@@ -135,14 +155,12 @@ export function resolveRoute(method: string, rawPath: string, options: { identit
   }
   if (options.admin && path !== undefined && ADMIN_PATH.test(path)) return { name: 'admin', family: 'responses', maxBodyBytes: FORM_BODY_BYTES };
   const match = path === undefined ? null : PREFIX.exec(path);
-  if (!match) {
-    throw new GatewayError('not_found', `No route for ${printable(method, 16)} ${printable(rawPath, 200)}. The endpoints are POST /first/v1/messages and POST /second/v1/responses.`);
-  }
+  if (!match) throw notServed(method, rawPath, path, ' The endpoints are POST /first/v1/messages and POST /second/v1/responses.');
   const prefix = match[1] as 'first' | 'second';
   let rest = (match[2] ?? '').replace(/\/+$/, '');
   for (let i = 0; i < 2 && (rest === '/v1' || rest.startsWith('/v1/')); i++) rest = rest.slice(3);
   const methods = TABLE[prefix][rest];
-  if (!methods) throw new GatewayError('not_found', `No route for ${printable(method, 16)} ${printable(rawPath, 200)}.`);
+  if (!methods) throw notServed(method, rawPath, path, '');
   return { name: allowed(methods, method, rawPath), family: prefix === 'first' ? 'messages' : 'responses' };
 }
 
@@ -159,4 +177,21 @@ function identityRoute(method: string, rawPath: string, path: string): Route | u
   if (!methods) return undefined;
   const { endpoint, bearer, maxBodyBytes = bearer ? undefined : FORM_BODY_BYTES } = allowed(methods, method, rawPath);
   return { name: 'identity', family: familyOfPath(path), identity: { endpoint, bearer }, ...(maxBodyBytes === undefined ? {} : { maxBodyBytes }) };
+}
+
+/**
+ * An unserved path. One that ends in an endpoint of ours was sent under the wrong base address (a
+ * base without `/first`, Claude Code given the Responses base...): it is told which base to use,
+ * with a status every client displays (see `wrong_base_url` in errors.ts). Anything else is a 404.
+ */
+function notServed(method: string, rawPath: string, path: string | undefined, hint: string): GatewayError {
+  const tail = path === undefined ? undefined : TAILS.find((candidate) => candidate.tail.test(path));
+  if (tail && path !== undefined) {
+    const { base, api, set } = BASES[tail.family];
+    return new GatewayError('wrong_base_url', `Wrong base URL: ${printable(path, 200)} is not served here; the ${api} is under ${base}. Set ${set} to the gateway address followed by ${base}.`);
+  }
+  if (path !== undefined && /\/models\/?$/i.test(path)) {
+    return new GatewayError('wrong_base_url', `Wrong base URL: ${printable(path, 200)} is not served here; the model lists are GET /first/v1/models (Messages) and GET /second/v1/models (Responses).`);
+  }
+  return new GatewayError('not_found', `No route for ${printable(method, 16)} ${printable(rawPath, 200)}.${hint}`);
 }

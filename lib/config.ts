@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import * as z from 'zod';
+import { parseJsonText } from '../lambda/config/json-text.ts';
 import { parseRoutingConfig, type RoutingConfig } from '../lambda/config/routing.ts';
 import type { Settings } from '../lambda/config/settings.ts';
 
@@ -16,10 +17,27 @@ export const CONTEXT_KEY = 'gateway';
 const MAX_TIMEOUT_SECONDS = 900;
 
 /**
- * Lambda limits all environment variables of a function to 4 KB together; the routing config
- * travels as one of them, and the table name, secret ARN and tuning values need the rest.
+ * The routing config (with `identity`) travels as a file in the bundle (lib/constructs/config-file.ts),
+ * so Lambda's 4 KB environment limit no longer bounds it. This bound does: should bundling fall back
+ * to Docker, NodejsFunction chains every command into one `bash -c` argument, and Linux caps one
+ * argument at 128 KiB (MAX_ARG_STRLEN); 64 KiB of JSON is 87,382 characters of base64, with room for
+ * the esbuild command. The document is also parsed and validated at every cold start. A config this
+ * large lists models one by one where a glob would do.
  */
-export const MAX_ROUTING_JSON_BYTES = 3 * 1024;
+export const MAX_ROUTING_JSON_BYTES = 64 * 1024;
+
+/**
+ * API Gateway ends a streamed response that has been silent this long on a private (or Regional)
+ * endpoint: https://docs.aws.amazon.com/apigateway/latest/developerguide/response-transfer-mode.html
+ */
+export const PRIVATE_API_IDLE_TIMEOUT_MS = 300_000;
+
+/**
+ * The upstream idle timeout with the private API when tuning sets none: the gateway ends a stream
+ * whose upstream went silent with an error event (lambda/upstream/relay.ts) before API Gateway's
+ * idle timeout would cut it without one. Its own default, 300 s, would race API Gateway's.
+ */
+export const PRIVATE_API_UPSTREAM_IDLE_TIMEOUT_MS = 240_000;
 
 /** Reserved concurrency when cdk.json sets none (see `reservedConcurrency` below for why). */
 export const DEFAULT_RESERVED_CONCURRENCY = 100;
@@ -61,6 +79,51 @@ const CustomDomainSchema = z
     path: ['domainName'],
   });
 
+/**
+ * The private REST API for Claude Code's `/login` (docs/deploy-private-api.md): API Gateway, type
+ * PRIVATE, streaming to the same function, on a private custom domain reached through an
+ * execute-api interface VPC endpoint, either created here (`vpcId`, `subnetIds`, `clientCidrs`) or
+ * an existing one (`vpcEndpointId`).
+ */
+const PrivateApiSchema = z
+  .strictObject({
+    /** The name clients use; Claude Code pins its certificate. It must resolve to the endpoint's private addresses. */
+    domainName: hostname,
+    /** A private custom domain takes an ACM certificate from the stack's own Region. */
+    certificateArn: z.string().regex(/^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[A-Za-z0-9-]+$/, "must be the ARN of an ACM certificate for domainName, in the stack's Region"),
+    vpcEndpointId: z.optional(z.string().regex(/^vpce-[0-9a-f]{8,17}$/, 'must be an interface VPC endpoint id like vpce-0123456789abcdef0')),
+    /** The existing endpoint's regional DNS name, for the Route 53 record (with hostedZoneId). */
+    vpcEndpointDnsName: z.optional(hostname),
+    vpcId: z.optional(z.string().regex(/^vpc-[0-9a-f]{8,17}$/, 'must be a VPC id like vpc-0123456789abcdef0')),
+    /** Subnets for the created endpoint's network interfaces; one per Availability Zone, two or more for availability. */
+    subnetIds: z.optional(z.array(z.string().regex(/^subnet-[0-9a-f]{8,17}$/, 'must be a subnet id like subnet-0123456789abcdef0')).min(1)),
+    /** Networks allowed to reach the created endpoint on 443: the developers' VPN or office ranges. */
+    clientCidrs: z.optional(z.array(z.union([z.cidrv4(), z.cidrv6()], { error: 'must be a CIDR block like 10.0.0.0/8' })).min(1)),
+    /** A private hosted zone holding domainName: the stack adds the record pointing it at the endpoint. */
+    hostedZoneId: z.optional(z.string().regex(/^Z[A-Z0-9]{1,32}$/, 'must be a Route 53 hosted zone id like Z0123456789ABCDEFGHIJ')),
+    /** How long API Gateway lets a stream run; absent = the function timeout. Streaming integrations allow 15 minutes. */
+    integrationTimeoutSeconds: z.optional(z.int().min(1).max(900)),
+    /** Keep the public Function URL beside the private API (the login helper and keys work on it). */
+    functionUrl: z.boolean().default(true),
+    /** API Gateway access logs; they need the account's API Gateway CloudWatch role set in this Region. */
+    accessLogs: z.boolean().default(false),
+  })
+  .superRefine((api, ctx) => {
+    const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
+    if ((api.vpcEndpointId === undefined) === (api.vpcId === undefined)) {
+      issue('vpcId', 'set exactly one of "vpcEndpointId" (an existing execute-api endpoint) and "vpcId" (with subnetIds and clientCidrs: an endpoint created here)');
+    }
+    if (api.vpcId !== undefined) {
+      if (api.subnetIds === undefined) issue('subnetIds', 'the endpoint created in vpcId needs the subnets for its network interfaces');
+      if (api.clientCidrs === undefined) issue('clientCidrs', 'the endpoint created in vpcId needs the networks allowed to reach it');
+    }
+    if (api.vpcEndpointId !== undefined) {
+      for (const field of ['subnetIds', 'clientCidrs'] as const) if (api[field] !== undefined) issue(field, 'belongs to an endpoint created in vpcId, not to vpcEndpointId');
+      if (api.hostedZoneId !== undefined && api.vpcEndpointDnsName === undefined) issue('vpcEndpointDnsName', "the record in hostedZoneId points at the endpoint's DNS name: give it (vpce-….execute-api.<region>.vpce.amazonaws.com)");
+    }
+    if (api.vpcEndpointDnsName !== undefined && api.vpcEndpointId === undefined) issue('vpcEndpointDnsName', 'is for an existing vpcEndpointId; a created endpoint brings its own');
+  });
+
 /** CloudWatch alarms on the 5xx share and function throttling; absent = no alarms. */
 const AlarmsSchema = z.strictObject({
   /** Notified (after confirming the subscription) when an alarm fires or clears. */
@@ -98,7 +161,7 @@ const GatewayContextSchema = z
      * 512 MB: a stream holds the function for the model's whole answer, so duration is billed by
      * memory for every second of it; at 512 MB a warm request costs the same 2-3 ms of gateway
      * time as at 1,024 MB (its CPU fits in one scheduling period's share) for half the price, and
-     * a cold start stays near a third of a second (npm run bench; README, "Memory size").
+     * a cold start stays near a third of a second (npm run bench; docs/deployment.md, "Memory size").
      */
     memoryMb: z.int().min(128).max(10_240).default(512),
     /**
@@ -123,12 +186,26 @@ const GatewayContextSchema = z
      */
     tracing: z.boolean().default(false),
     customDomain: z.optional(CustomDomainSchema),
+    privateApi: z.optional(PrivateApiSchema),
     alarms: z.optional(AlarmsSchema),
     tuning: TuningSchema.default({}),
   })
   .refine((input) => (input.routing === undefined) !== (input.routingFile === undefined), {
     message: 'set exactly one of "routing" (the config) and "routingFile" (a path to it)',
     path: ['routing'],
+  })
+  .refine((input) => input.customDomain === undefined || input.privateApi?.functionUrl !== false, {
+    message: 'customDomain puts CloudFront in front of the Function URL: keep the Function URL, or remove customDomain',
+    path: ['privateApi', 'functionUrl'],
+  })
+  .superRefine((input, ctx) => {
+    if (input.privateApi === undefined) return;
+    for (const setting of ['firstByteTimeoutMs', 'upstreamIdleTimeoutMs', 'keepaliveMs'] as const) {
+      const value = input.tuning[setting];
+      if (value !== undefined && value >= PRIVATE_API_IDLE_TIMEOUT_MS) {
+        ctx.addIssue({ code: 'custom', path: ['tuning', setting], message: `must be under ${PRIVATE_API_IDLE_TIMEOUT_MS} with privateApi: API Gateway ends a stream silent for 5 minutes, without an error the client can read` });
+      }
+    }
   });
 
 type GatewayContext = z.output<typeof GatewayContextSchema>;
@@ -136,6 +213,8 @@ type GatewayContext = z.output<typeof GatewayContextSchema>;
 export type CorsConfig = z.output<typeof CorsSchema>;
 /** CloudFront + Route 53 settings, with defaults filled. */
 export type CustomDomainConfig = z.output<typeof CustomDomainSchema>;
+/** The private REST API settings, with defaults filled. */
+export type PrivateApiConfig = z.output<typeof PrivateApiSchema>;
 /** Alarm settings, with defaults filled. */
 export type AlarmsConfig = z.output<typeof AlarmsSchema>;
 /** Runtime setting overrides; unset ones keep lambda/config/settings.ts defaults. */
@@ -158,7 +237,7 @@ export class GatewayConfigError extends Error {
  */
 export function parseGatewayConfig(raw: unknown, projectRoot = process.cwd()): GatewayConfig {
   if (raw === undefined) {
-    throw new GatewayConfigError(`cdk.json has no "${CONTEXT_KEY}" context; see docs/deploy.md for its fields.`);
+    throw new GatewayConfigError(`cdk.json has no "${CONTEXT_KEY}" context; see docs/configuration.md for its fields.`);
   }
   const parsed = GatewayContextSchema.safeParse(raw);
   if (!parsed.success) {
@@ -173,10 +252,16 @@ function loadRouting(inline: unknown, file: string | undefined, projectRoot: str
   const source = file === undefined ? `${CONTEXT_KEY}.routing` : resolve(projectRoot, file);
   let input = inline;
   if (file !== undefined) {
+    let text: string;
     try {
-      input = JSON.parse(readFileSync(source, 'utf8'));
+      text = readFileSync(source, 'utf8');
     } catch (error) {
-      throw new GatewayConfigError(`${CONTEXT_KEY}.routingFile: cannot read ${source} as JSON: ${(error as Error).message}`);
+      throw new GatewayConfigError(`${CONTEXT_KEY}.routingFile: cannot read ${source}: ${(error as Error).message}`);
+    }
+    try {
+      input = parseJsonText(text);
+    } catch (error) {
+      throw new GatewayConfigError(`${CONTEXT_KEY}.routingFile: ${source}: ${(error as Error).message}`);
     }
   }
   let routing: RoutingConfig;
@@ -188,7 +273,7 @@ function loadRouting(inline: unknown, file: string | undefined, projectRoot: str
   const bytes = Buffer.byteLength(JSON.stringify(routing));
   if (bytes > MAX_ROUTING_JSON_BYTES) {
     throw new GatewayConfigError(
-      `${source}: the routing config is ${bytes} bytes as compact JSON; at most ${MAX_ROUTING_JSON_BYTES} fit in the function's environment (Lambda allows 4 KB in total). Use globs instead of listing models one by one.`,
+      `${source}: the routing config is ${bytes} bytes as compact JSON; the stack takes at most ${MAX_ROUTING_JSON_BYTES} (64 KiB). Use globs instead of listing models one by one.`,
     );
   }
   return routing;

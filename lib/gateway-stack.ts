@@ -1,14 +1,17 @@
 import { Annotations, CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import type { RoutingConfig } from '../lambda/config/routing.ts';
-import type { GatewayConfig } from './config.ts';
+import { PRIVATE_API_UPSTREAM_IDLE_TIMEOUT_MS, type GatewayConfig } from './config.ts';
 import { GatewayAlarms } from './constructs/alarms.ts';
 import { CustomDomain } from './constructs/custom-domain.ts';
 import { GatewayDashboard } from './constructs/dashboard.ts';
 import { GatewayFunction } from './constructs/gateway-function.ts';
+import { IdentitySecret } from './constructs/identity-secret.ts';
+import { IdentityTable } from './constructs/identity-table.ts';
 import { KeyTable } from './constructs/key-table.ts';
 import { LogQueries } from './constructs/log-queries.ts';
 import { bedrockAccess } from './constructs/bedrock-access.ts';
+import { PrivateApi } from './constructs/private-api.ts';
 import { UpstreamSecret } from './constructs/upstream-secret.ts';
 import { StatsTable } from './constructs/stats-table.ts';
 import { UsageAggregator } from './constructs/usage-aggregator.ts';
@@ -23,8 +26,9 @@ export interface GatewayStackProps extends StackProps {
 /**
  * The deployed gateway: the streaming function and its URL, the key, usage and stats tables, the
  * usage aggregator, the upstream secret, a CloudWatch dashboard with saved log queries, optional
- * alarms and, when configured, a custom domain. Environment-agnostic (no account or region
- * lookups), so `cdk synth` runs offline and the same template deploys anywhere.
+ * alarms and, when configured, a custom domain, sign-in's table and secret, and the private API.
+ * Environment-agnostic (no account or region lookups), so `cdk synth` runs offline and the same
+ * template deploys anywhere.
  */
 export class GatewayStack extends Stack {
   constructor(scope: Construct, id: string, props: GatewayStackProps) {
@@ -54,9 +58,11 @@ export class GatewayStack extends Stack {
       logRetention: config.logRetentionDays,
       cors: config.cors,
       tracing: config.tracing,
-      tuning: config.tuning,
+      tuning: config.privateApi === undefined ? config.tuning : { upstreamIdleTimeoutMs: PRIVATE_API_UPSTREAM_IDLE_TIMEOUT_MS, ...config.tuning },
       metricsNamespace: config.stackName,
+      functionUrl: config.privateApi?.functionUrl ?? true,
     });
+    if (config.routing.identity !== undefined) this.#signIn(gateway, config.routing.identity.clientSecretEnv);
 
     new UsageAggregator(this, 'UsageAggregator', { statsTable, logRetention: config.logRetentionDays });
 
@@ -66,11 +72,13 @@ export class GatewayStack extends Stack {
     if (config.alarms !== undefined) new GatewayAlarms(this, 'Alarms', { namespace: config.stackName, function: gateway.function, config: config.alarms });
 
     // Outputs are created on the stack itself so their logical ids are exactly these names.
-    this.#baseAddresses(gateway.url.url, {
-      url: STACK_OUTPUTS.functionUrl,
-      messages: STACK_OUTPUTS.messagesBaseUrl,
-      responses: STACK_OUTPUTS.responsesBaseUrl,
-    });
+    if (gateway.url !== undefined) {
+      this.#baseAddresses(gateway.url.url, {
+        url: STACK_OUTPUTS.functionUrl,
+        messages: STACK_OUTPUTS.messagesBaseUrl,
+        responses: STACK_OUTPUTS.responsesBaseUrl,
+      });
+    }
     new CfnOutput(this, STACK_OUTPUTS.keyTableName, {
       value: keyTable.table.tableName,
       description: 'Key table: npm run keys -- create --name NAME --stack <this stack>',
@@ -99,12 +107,36 @@ export class GatewayStack extends Stack {
         responses: STACK_OUTPUTS.customDomainResponsesBaseUrl,
       });
     }
+
+    if (config.privateApi !== undefined) {
+      const api = new PrivateApi(this, 'PrivateApi', { config: config.privateApi, function: gateway.function, functionTimeout: Duration.seconds(config.timeoutSeconds), logRetention: config.logRetentionDays, tracing: config.tracing });
+      gateway.servePrivateDomain(config.privateApi.domainName);
+      this.#baseAddresses(api.url, {
+        url: STACK_OUTPUTS.privateApiUrl,
+        messages: STACK_OUTPUTS.privateApiMessagesBaseUrl,
+        responses: STACK_OUTPUTS.privateApiResponsesBaseUrl,
+      });
+      new CfnOutput(this, STACK_OUTPUTS.privateApiVpcEndpointId, { value: api.vpcEndpointId, description: 'The execute-api VPC endpoint the private API answers through' });
+      if (api.vpcEndpointDnsName !== undefined) {
+        new CfnOutput(this, STACK_OUTPUTS.privateApiVpcEndpointDnsName, { value: api.vpcEndpointDnsName, description: `Point ${config.privateApi.domainName} here (an alias or CNAME in the DNS your clients use)` });
+      }
+    }
+  }
+
+  /** Sign-in's table and secret, granted to the function, with outputs for the operator. */
+  #signIn(gateway: GatewayFunction, clientSecretMember: string | undefined): void {
+    const table = new IdentityTable(this, 'Identity');
+    const secret = new IdentitySecret(this, 'IdentitySecret');
+    gateway.useSignIn(table, secret);
+    new CfnOutput(this, STACK_OUTPUTS.identityTableName, { value: table.table.tableName, description: 'Sign-in table: npm run keys -- people list --stack <this stack>' });
+    new CfnOutput(this, STACK_OUTPUTS.identitySecretArn, { value: secret.secret.secretArn, description: IdentitySecret.addClientSecretHint(clientSecretMember) });
   }
 
   /** `url` ends with '/', as Function URLs do; clients append `/v1/...` to the base addresses. */
   #baseAddresses(url: string, names: { url: string; messages: string; responses: string }): void {
+    const login = names.url === STACK_OUTPUTS.privateApiUrl ? ", and Claude Code's gateway URL for /login (forceLoginGatewayUrl)" : '';
     new CfnOutput(this, names.url, { value: url, description: 'Gateway address' });
-    new CfnOutput(this, names.messages, { value: `${url}first`, description: 'Anthropic Messages base address (ANTHROPIC_BASE_URL)' });
+    new CfnOutput(this, names.messages, { value: `${url}first`, description: `Anthropic Messages base address (ANTHROPIC_BASE_URL)${login}` });
     new CfnOutput(this, names.responses, { value: `${url}second/v1`, description: 'OpenAI Responses base address (Codex base_url)' });
   }
 }

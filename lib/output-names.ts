@@ -14,10 +14,18 @@ export const STACK_OUTPUTS = {
   usageTableName: 'UsageTableName',
   /** Sign-in's table (stacks whose routing config has `identity`). */
   identityTableName: 'IdentityTableName',
+  /** Sign-in's secret: the output's description says how to add the IdP client secret. */
+  identitySecretArn: 'IdentitySecretArn',
   upstreamSecretName: 'UpstreamSecretName',
   upstreamSecretArn: 'UpstreamSecretArn',
   dashboardUrl: 'DashboardUrl',
   customDomainUrl: 'CustomDomainUrl',
   customDomainMessagesBaseUrl: 'CustomDomainMessagesBaseUrl',
   customDomainResponsesBaseUrl: 'CustomDomainResponsesBaseUrl',
+  /** With `privateApi`: the private custom domain, and the endpoint it is reached through. */
+  privateApiUrl: 'PrivateApiUrl',
+  privateApiMessagesBaseUrl: 'PrivateApiMessagesBaseUrl',
+  privateApiResponsesBaseUrl: 'PrivateApiResponsesBaseUrl',
+  privateApiVpcEndpointId: 'PrivateApiVpcEndpointId',
+  privateApiVpcEndpointDnsName: 'PrivateApiVpcEndpointDnsName',
 } as const;

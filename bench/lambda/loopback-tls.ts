@@ -40,7 +40,7 @@ export async function startLoopbackTls(): Promise<LoopbackTls> {
   return {
     caFile: file('ca.pem'),
     async front(target) {
-      const { hostname, port } = new URL(target);
+      const { hostname, port, pathname } = new URL(target);
       // No Nagle delay on either leg: a small write must not wait for an ACK the other side delays.
       const server = tls.createServer({ key, cert, noDelay: true }, (secure) => {
         const plain = net.connect({ port: Number(port), host: hostname, noDelay: true });
@@ -57,7 +57,8 @@ export async function startLoopbackTls(): Promise<LoopbackTls> {
       });
       servers.push(server);
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      return `https://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+      // The target's path stays on the address: the embedded store's per-run secret is its path.
+      return `https://127.0.0.1:${(server.address() as net.AddressInfo).port}${pathname === '/' ? '' : pathname}`;
     },
     async close() {
       for (const socket of open) socket.destroy();

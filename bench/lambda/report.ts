@@ -3,7 +3,7 @@ import { INIT_BURST } from './cpu-quota.ts';
 import { initCostUsd, LAMBDA_ARM64_PRICES, TURN_SECONDS, usdPerMillionTurns } from './pricing.ts';
 import type { LambdaResults, SizeResult } from './sizes.ts';
 
-/** The per-size tables, as Markdown (they go into the README as printed). */
+/** The per-size tables, as Markdown (they go into docs/deployment.md as printed). */
 export function formatLambdaReport(results: LambdaResults, smoke: boolean): string {
   const lines = [
     `Lambda memory sizes${smoke ? ' (SMOKE RUN: one sample each, figures are meaningless)' : ''}: ${results.method}`,

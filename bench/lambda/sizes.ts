@@ -161,7 +161,9 @@ async function coldStart(deployment: Deployment, group: QuotaGroup | undefined, 
   try {
     const fn = await deployment.startFunction({ memoryMb: group?.memoryMb ?? 1769, launch: group?.launch, ...(initBurst && group ? { onInitDone: () => group.sizeCpu() } : {}) });
     try {
-      const record = await send(fn.url, request(deployment, fn.url, MESSAGES, INSTANT, false));
+      const record = await send(fn.url, request(deployment, fn.url, MESSAGES, INSTANT, false)).catch((error: Error) => {
+        throw new Error(`${error.message}; the function logged: ${fn.lambda.stdout.slice(-3).join(' | ')} ${fn.lambda.stderr.slice(-3).join(' | ')}`);
+      });
       const invocation = fn.invocations[0];
       if (invocation?.takenAt === undefined || invocation.finishedAt === undefined) throw new Error('the cold invocation was not timed');
       await fn.logged(1);

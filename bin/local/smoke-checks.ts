@@ -148,7 +148,7 @@ function smokeChecks(options: SmokeOptions): Check[] {
         const response = await request('/first/v1/messages', { headers: messagesHeaders, body });
         const headersMs = performance.now() - started;
         if (response.status === 404 || response.status === 400) {
-          throw new CheckSkipped(`skipped: the gateway does not route ${pacedModel} (${response.status}: ${excerpt(await response.text())}); route it to a paced simulator to measure delivery (README, "Streaming delivery")`);
+          throw new CheckSkipped(`skipped: the gateway does not route ${pacedModel} (${response.status}: ${excerpt(await response.text())}); route it to a paced simulator to measure delivery (docs/deployment.md, "Streaming delivery")`);
         }
         if (response.status !== 200) throw new CheckFailure(`expected status 200, got ${response.status}: ${excerpt(await response.text())}`);
         const gapMs = Number(response.headers.get(PACED_GAP_HEADER));

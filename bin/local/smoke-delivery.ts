@@ -51,7 +51,7 @@ export function judgeDelivery(delivery: Delivery): DeliveryVerdict {
   const why = firstHeld ? 'the first event waited for later ones' : `${bunched} events were held back and left together with a later one`;
   return {
     asWritten,
-    summary: `the path HOLDS BACK small writes (${why}): ${figures}. Set tuning.streamPadBytes (README, "Streaming delivery"), deploy, and run this again`,
+    summary: `the path HOLDS BACK small writes (${why}): ${figures}. Set tuning.streamPadBytes (docs/deployment.md, "Streaming delivery"), deploy, and run this again`,
   };
 }
 

@@ -8,7 +8,10 @@ export interface DeployedGateway {
   usageTableName: string | undefined;
   /** Absent for stacks without sign-in. */
   identityTableName: string | undefined;
-  /** The address clients should use: the custom domain when there is one, else the Function URL. */
+  /**
+   * The address clients should use: the custom domain when there is one, else the Function URL,
+   * else (a stack whose only way in is the private API) the private API's domain.
+   */
   gatewayUrl: string;
 }
 
@@ -32,7 +35,7 @@ export async function readDeployedGateway(stackName: string, options: { region?:
       keyTableName: required(STACK_OUTPUTS.keyTableName),
       usageTableName: outputs.get(STACK_OUTPUTS.usageTableName) || undefined,
       identityTableName: outputs.get(STACK_OUTPUTS.identityTableName) || undefined,
-      gatewayUrl: outputs.get(STACK_OUTPUTS.customDomainUrl) || required(STACK_OUTPUTS.functionUrl),
+      gatewayUrl: outputs.get(STACK_OUTPUTS.customDomainUrl) || outputs.get(STACK_OUTPUTS.functionUrl) || outputs.get(STACK_OUTPUTS.privateApiUrl) || required(STACK_OUTPUTS.functionUrl),
     };
   } finally {
     if (options.client === undefined) client.destroy();

@@ -31,6 +31,12 @@ const UpstreamSchema = z.strictObject({
   anyModel: z.optional(z.boolean()),
   /** Simulator only: pause between streamed events, to make streaming visible by eye. */
   delayMs: z.optional(z.int().check(z.minimum(0), z.maximum(10_000))),
+  /**
+   * Simulator only: answer in this one format, like a provider (`messages`: Anthropic's,
+   * `responses`: OpenAI's), so clients of the other format go through the translator. Without
+   * it the simulator answers every client in its own format.
+   */
+  speaks: z.optional(z.enum(['messages', 'responses'])),
   /** Translated requests: the output-token ceiling the upstream accepts (requests above it are clamped). */
   maxOutputTokens: z.optional(z.int().check(z.minimum(1))),
   /** `openai-chat` only: the field the server reads the output limit from. */
@@ -120,6 +126,7 @@ function validateReferences(input: unknown, report: Report): void {
     }
     if (upstream.anyModel !== undefined && signingService(upstream) !== 'bedrock') report(['upstreams', name, 'anyModel'], 'only upstreams signed for Bedrock take "anyModel" (it widens their IAM grant; API keys need none)');
     if (upstream.type === 'simulator' && (upstream.aws !== undefined || upstream.apiKeyEnv !== undefined)) report(['upstreams', name], 'the simulator takes no credentials');
+    if (upstream.type !== 'simulator' && upstream.speaks !== undefined) report(['upstreams', name, 'speaks'], 'only the simulator takes "speaks" (other upstreams speak their type\'s format)');
   }
   list(input.routes).forEach((route, index) => {
     if (!isObject(route)) return;

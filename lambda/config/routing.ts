@@ -20,6 +20,8 @@ export interface Upstream {
   /** Requests are signed with AWS SigV4 for this service and region instead of carrying a key. */
   aws: { service: string; region: string } | undefined;
   delayMs: number;
+  /** Simulator only: the one format it answers in, when not every client's own. */
+  speaks: 'messages' | 'responses' | undefined;
   /** Output-token ceiling for translated requests, when configured. */
   maxOutputTokens: number | undefined;
   maxTokensField: 'max_tokens' | 'max_completion_tokens';
@@ -51,6 +53,8 @@ export interface Router {
   select(model: string): RouteMatch | undefined;
   /** Concrete model ids named by routes (globs cannot be listed). */
   readonly modelIds: readonly string[];
+  /** Every route's model name or glob, in the order routes are tried. */
+  readonly patterns: readonly string[];
   readonly upstreams: ReadonlyMap<string, Upstream>;
 }
 
@@ -72,6 +76,7 @@ export function createRouter(config: RoutingConfig): Router {
   return {
     upstreams,
     modelIds,
+    patterns: [...new Set(config.routes.map((route) => route.model))],
     select(model) {
       const route = routes.find((candidate) => candidate.pattern.test(model));
       if (!route) return undefined;
@@ -95,6 +100,7 @@ function compileUpstream(name: string, upstream: UpstreamConfig): Upstream {
     apiKeyEnvs: upstream.apiKeyEnv === undefined ? [] : typeof upstream.apiKeyEnv === 'string' ? [upstream.apiKeyEnv] : upstream.apiKeyEnv,
     aws,
     delayMs: upstream.delayMs ?? 0,
+    speaks: upstream.speaks,
     maxOutputTokens: upstream.maxOutputTokens,
     // OpenAI itself wants the new field; compatible servers generally know only the old one.
     maxTokensField: upstream.maxTokensField ?? (new URL(baseUrl).hostname === 'api.openai.com' ? 'max_completion_tokens' : 'max_tokens'),

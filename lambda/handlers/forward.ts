@@ -9,6 +9,7 @@ import type { CleanedRequest } from '../formats/cleaned-request.ts';
 import { withoutForeignThinking } from '../formats/messages/foreign-thinking.ts';
 import { refusesReasoningItems, withoutReasoningItems } from '../formats/responses/reasoning-items.ts';
 import { countTokensLocally } from './count-tokens.ts';
+import { noRoute } from './models.ts';
 import { passthroughAttempt } from './passthrough.ts';
 import { translatedAttempt } from './translated.ts';
 import { refuseUnbillable } from '../usage/billable.ts';
@@ -28,7 +29,7 @@ import { accountOf } from '../usage/metering.ts';
 export async function forward(state: RequestState, deps: GatewayDeps, operation: Operation, clientHeaders: Record<string, string | undefined>): Promise<HandlerResponse> {
   const model = state.model as string;
   const match = deps.router.select(model);
-  if (!match) throw new GatewayError('not_found', `No route for model "${model}".`, { code: 'model_not_found', param: 'model' });
+  if (!match) throw noRoute(deps.router, state, model);
   if (operation === 'create' || operation === 'compact') refuseUnbillable(state, match, deps.prices);
   state.stickyKey = stickinessKey(clientHeaders, state.body, accountOf(state));
   const queue = attemptOrder(match, state.stickyKey, (target) => deps.health.coolingDown(target));
@@ -108,7 +109,7 @@ function tryTarget(state: RequestState, deps: GatewayDeps, target: Target, opera
     if (operation !== 'compact') return Promise.resolve({ served: countTokensLocally(state) });
     throw new GatewayError('not_implemented', `Remote compaction (/responses/compact) is served by OpenAI upstreams only; "${state.model}" routes to a ${upstream.type} upstream. Codex compacts locally with a custom provider.`);
   }
-  if (operation === 'create' && !speaksFamily(upstream.type, state.family)) return translatedAttempt(state, deps, target, clientHeaders, canRetry);
+  if (operation === 'create' && !speaksFamily(upstream, state.family)) return translatedAttempt(state, deps, target, clientHeaders, canRetry);
   if (operation === 'create' && bodies.withoutReasoning) return passthroughAttempt(state, deps, target, operation, clientHeaders, canRetry, bodies.withoutReasoning);
   const foreign = operation === 'create' && upstream.type !== 'simulator' ? bodies.withoutForeignReasoning() : undefined;
   if (foreign === 'translate') return translatedAttempt(state, deps, target, clientHeaders, canRetry);

@@ -1,4 +1,5 @@
 import type { HandlerResponse } from '../deps.ts';
+import { GatewayError, printable } from '../errors.ts';
 import type { RequestState } from '../request-state.ts';
 import type { Router } from '../config/routing.ts';
 import { globToRegExp, matchesAny } from '../config/glob.ts';
@@ -14,9 +15,26 @@ function visibleModels(router: Router, state: RequestState): string[] {
   return router.modelIds.filter((id) => matchesAny(globs, id));
 }
 
+/** How many routed names a refusal lists before "and N more". */
+const LISTED_IN_REFUSAL = 40;
+
+/**
+ * The 404 for a model no route matches, listing what is routed (in the order routes are tried), so
+ * a typo shows next to the right name. A key with an allowlist sees only the names it may use,
+ * as in the model lists, and its allowlist.
+ */
+export function noRoute(router: Router, state: RequestState, model: string): GatewayError {
+  const allow = state.key?.models;
+  const names = allow === undefined ? router.patterns : visibleModels(router, state);
+  const shown = names.slice(0, LISTED_IN_REFUSAL).join(', ') + (names.length > LISTED_IN_REFUSAL ? ` and ${names.length - LISTED_IN_REFUSAL} more` : '');
+  const listed = names.length === 0 ? '' : ` Routed models: ${shown}.`;
+  const allowed = allow === undefined ? '' : ` This key may use: ${allow.join(', ')}.`;
+  return new GatewayError('not_found', `No route for model "${printable(model, 256)}".${listed}${allowed}`, { code: 'model_not_found', param: 'model' });
+}
+
 /**
  * Anthropic's model list shape. Claude Code's gateway model discovery keeps only ids containing
- * `claude` or `anthropic`; name routes accordingly (see README, "Routing config").
+ * `claude` or `anthropic`; name routes accordingly (see docs/routing.md, "The routing config").
  */
 export function listMessagesModels(router: Router, state: RequestState): HandlerResponse {
   const data = visibleModels(router, state).map((id) => ({ type: 'model', id, display_name: id, created_at: LISTED_AT }));

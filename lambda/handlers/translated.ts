@@ -23,9 +23,8 @@ const encoder = new TextEncoder();
  */
 export async function translatedAttempt(state: RequestState, deps: GatewayDeps, target: Target, clientHeaders: Record<string, string | undefined>, canRetry: boolean): Promise<AttemptOutcome> {
   const { upstream, upstreamModel } = target;
-  if (upstream.type === 'simulator') throw new GatewayError('internal', 'The simulator speaks every client format.');
   // Also used between equal formats, to drop reasoning another provider issued (see forward.ts).
-  const format = upstreamFormat(upstream.type);
+  const format = upstreamFormat(upstream);
   const translated = translateRequest(state.family, state.body ?? {}, format, { model: upstreamModel, ...(upstream.maxOutputTokens === undefined ? {} : { maxOutputTokens: upstream.maxOutputTokens }), maxTokensField: upstream.maxTokensField });
 
   let exchange: Awaited<ReturnType<typeof sendToUpstream>>;
@@ -56,7 +55,8 @@ export async function translatedAttempt(state: RequestState, deps: GatewayDeps, 
     state.outcome = 'upstream_error';
     return { served: answer };
   }
-  state.modelAccepted = true;
+  // The simulator answers any name; a real upstream's success says the model exists.
+  if (upstream.type !== 'simulator') state.modelAccepted = true;
 
   let source = response.body;
   if (canRetry) {

@@ -5,6 +5,7 @@ import type { RequestState } from '../request-state.ts';
 import { callUpstream, isTimeout } from '../upstream/call-upstream.ts';
 import { adaptResponse, providerRequest, type Operation, type OutgoingBody } from '../upstream/providers.ts';
 import type { RelayHooks } from '../upstream/relay.ts';
+import { simulate } from '../upstream/simulator/simulator.ts';
 import { abandonedError, abandonedFailure, isAbandonReason, requestAbort, type RequestAbort } from '../upstream/request-abort.ts';
 
 export interface Exchange {
@@ -15,7 +16,7 @@ export interface Exchange {
 }
 
 /**
- * Sends one request to a (non-simulator) target, passthrough or translated alike: the request's
+ * Sends one request to a target, passthrough or translated alike (the simulator only translated, in-process): the request's
  * abort handle (released when the response ends), the upstream's key for this conversation (or
  * its AWS signature), the forwarded client headers plus the provider's own. A key the upstream
  * refused rests (429: for its retry-after; 401/403: longer, and the credentials are read again).
@@ -30,6 +31,8 @@ export async function sendToUpstream(
   const { upstream } = target;
   const abort = requestAbort(state.deadline, state.abandon);
   state.release.push(abort.release);
+  // A simulator told to speak one format gets the translated request in-process, as a provider would over HTTP.
+  if (upstream.type === 'simulator') return { response: simulate(upstream.speaks ?? state.family, request.body.parsed, upstream.delayMs, abort.signal), abort, dropped: [] };
   const keys = await deps.credentials.keys(upstream);
   const keyIndex = keys.length > 0 ? deps.health.pickKey(upstream, keys.length, state.stickyKey ?? '') : undefined;
   const call = await providerRequest(upstream, request.operation, target.upstreamModel, request.body, request.streaming, { ...clientHeaders, ...request.headers }, keyIndex === undefined ? undefined : keys[keyIndex]);

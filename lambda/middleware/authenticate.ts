@@ -1,4 +1,5 @@
 import { presentedCredential } from '../auth/credential.ts';
+import { keyRefusal, missingCredential } from '../auth/key-refusal.ts';
 import { hashApiKey } from '../auth/key-material.ts';
 import type { KeyCache } from '../auth/key-cache.ts';
 import type { KeyRecord } from '../auth/key-table.ts';
@@ -15,8 +16,8 @@ const UPSTREAM_ROUTES = new Set(['messages', 'count_tokens', 'responses', 'respo
 
 /**
  * Resolves who the caller is: an issued key (`gwk_`), or a signed-in session's access token
- * (`gwt_`, through the identity room's door). Missing, malformed, unknown, expired and revoked
- * credentials all get a 401 that tells an attacker nothing about which exist; every one carries
+ * (`gwt_`, through the identity room's door). A refused key's 401 says why (auth/key-refusal.ts),
+ * telling nothing about which keys exist to a caller who holds none; every one carries
  * `x-should-retry: false`, so Claude Code asks for a new sign-in at once instead of retrying.
  */
 export function authenticate(deps: GatewayDeps, cache: KeyCache): GatewayMiddleware {
@@ -30,7 +31,7 @@ export function authenticate(deps: GatewayDeps, cache: KeyCache): GatewayMiddlew
       // The console checks its own callers (a session cookie, or an admin key or token): lambda/admin/access.ts.
       if (OPEN_ROUTES.has(route?.name ?? '') || route?.name === 'admin' || (route?.identity !== undefined && !route.identity.bearer)) return;
       const credential = presentedCredential(request.event.headers);
-      if (credential === undefined) throw invalidKey();
+      if (credential === undefined) throw keyRefusal(missingCredential(request.event.headers));
       // The upstream credentials (a Secrets Manager read when not cached) are fetched while the
       // caller is looked up, not after: on a cold start the two reads overlap. Only for a
       // credential of our format on a route that reaches an upstream, so scanners and model lists read nothing.
@@ -44,12 +45,12 @@ export function authenticate(deps: GatewayDeps, cache: KeyCache): GatewayMiddlew
         throw new GatewayError('internal', 'The key store could not be read; try again.', { cause: error });
       }
       if (record?.malformed) {
-        // Fail closed: the item cannot be trusted to say what the key may do. The client gets the
-        // plain 401; the operator's log line (the error's cause) names the key and its bad attributes.
-        const { kind, message, headers } = invalidKey();
-        throw new GatewayError(kind, message, { headers, cause: new Error(`key ${record.id || '(no id)'} refused: its item has malformed attributes: ${record.malformed.join(', ')}`) });
+        // Fail closed: the item cannot be trusted to say what the key may do. The operator's log
+        // line (the error's cause) names the key and its bad attributes.
+        throw keyRefusal('unusable', record, new Error(`key ${record.id || '(no id)'} refused: its item has malformed attributes: ${record.malformed.join(', ')}`));
       }
-      if (!record || record.revoked || (record.expiresAt !== undefined && record.expiresAt * 1000 <= Date.now())) throw invalidKey();
+      if (!record) throw keyRefusal('unknown');
+      if (record.revoked || (record.expiresAt !== undefined && record.expiresAt * 1000 <= Date.now())) throw keyRefusal(record.revoked ? 'revoked' : 'expired', record);
       state.key = record;
       state.principal = { kind: 'key', key: record };
       if (record.owner !== undefined) state.principal.person = await ownerOf(record.owner, deps);
@@ -66,7 +67,8 @@ export function authenticate(deps: GatewayDeps, cache: KeyCache): GatewayMiddlew
 }
 
 async function signedIn(state: RequestState, token: string, deps: GatewayDeps): Promise<void> {
-  if (!deps.identity) throw invalidKey();
+  // A sign-in token where sign-in is not configured: this gateway did not issue it.
+  if (!deps.identity) throw keyRefusal('unknown');
   let principal;
   try {
     principal = await deps.identity.principal(token);
@@ -85,10 +87,4 @@ async function ownerOf(sub: string, deps: GatewayDeps): Promise<Person> {
   } catch (error) {
     throw new GatewayError('internal', 'The sign-in store could not be read; try again.', { cause: error });
   }
-}
-
-function invalidKey(): GatewayError {
-  // Worded without "x-api-key": Claude Code answers any 401 mentioning it with "Not logged in ·
-  // Please run /login", which sends users the wrong way (seen with the real CLI).
-  return new GatewayError('authentication', 'Invalid API key: this gateway accepts only keys it issued (they start with gwk_), sent as a Bearer token.');
 }

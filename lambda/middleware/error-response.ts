@@ -1,10 +1,11 @@
 import { toGatewayError } from '../errors.ts';
 import { errorBody } from '../formats/error-body.ts';
 import { oauthGatewayErrorBody } from '../formats/oauth/errors.ts';
-import { familyOfPath, speaksOAuth } from '../routes.ts';
+import { speaksOAuth } from '../routes.ts';
 import type { RequestState } from '../request-state.ts';
 import type { GatewayMiddleware } from './types.ts';
 import { identify } from '../handlers/dispatch.ts';
+import { openRequestState } from './request-context.ts';
 
 /**
  * Renders any error in the client's own format with its status. 5xx messages are generic
@@ -14,16 +15,8 @@ export function errorResponse(): GatewayMiddleware {
   return {
     onError(request) {
       const error = toGatewayError(request.error);
-      const state: RequestState = (request.context.gateway ??= {
-        id: `req_${crypto.randomUUID().replaceAll('-', '')}`,
-        startedAt: Date.now(),
-        family: familyOfPath(request.event?.rawPath ?? ''),
-        deadline: Date.now(),
-        attempts: [],
-        pending: [],
-        afterResponse: [],
-        release: [],
-      });
+      // A failure before the request context opened: the state is opened here, for the answer and the log line.
+      const state: RequestState = (request.context.gateway ??= openRequestState(request.event, `req_${crypto.randomUUID().replaceAll('-', '')}`, Date.now()));
       state.status = error.status;
       // Whatever failed after the runtime abandoned the request failed because of that.
       state.outcome = state.abandon?.aborted ? String(state.abandon.reason) : error.kind;

@@ -1,9 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Settings } from '../config/settings.ts';
-import { GatewayError } from '../errors.ts';
+import { GatewayError, printable } from '../errors.ts';
 import { familyOfPath, resolveRoute } from '../routes.ts';
 import type { RequestState } from '../request-state.ts';
 import type { GatewayMiddleware } from './types.ts';
+import type { LambdaFunctionURLEvent } from 'aws-lambda';
 
 /** Longest a request may run when the runtime gives no deadline (the Lambda maximum). */
 const NO_DEADLINE_MS = 15 * 60_000;
@@ -22,16 +23,7 @@ export function requestContext(settings: Settings, options: { identity?: boolean
       const { event, context } = request;
       const now = Date.now();
       const remaining = typeof context.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : NO_DEADLINE_MS;
-      const state: RequestState = {
-        id: `req_${(context.awsRequestId ?? crypto.randomUUID()).replaceAll('-', '')}`,
-        startedAt: now,
-        family: familyOfPath(event.rawPath),
-        deadline: now + Math.max(1_000, remaining - settings.deadlineMarginMs),
-        attempts: [],
-        pending: [],
-        afterResponse: [],
-        release: [],
-      };
+      const state = openRequestState(event, `req_${(context.awsRequestId ?? crypto.randomUUID()).replaceAll('-', '')}`, now + Math.max(1_000, remaining - settings.deadlineMarginMs));
       if (context.abandon !== undefined) state.abandon = context.abandon;
       context.gateway = state;
       if (context.refusal !== undefined) {
@@ -43,6 +35,26 @@ export function requestContext(settings: Settings, options: { identity?: boolean
       }
       state.route = resolveRoute(event.requestContext.http.method, event.rawPath, options);
     },
+  };
+}
+
+/**
+ * A request's state as it opens: ids, timing, and the request line as the log shows it (method and
+ * path, printable and bounded; never the query string, which may carry anything).
+ */
+export function openRequestState(event: LambdaFunctionURLEvent | undefined, id: string, deadline: number): RequestState {
+  const rawPath = event?.rawPath ?? '';
+  return {
+    id,
+    startedAt: Date.now(),
+    method: printable(event?.requestContext?.http?.method ?? '', 16),
+    path: printable(rawPath, 200),
+    family: familyOfPath(rawPath),
+    deadline,
+    attempts: [],
+    pending: [],
+    afterResponse: [],
+    release: [],
   };
 }
 

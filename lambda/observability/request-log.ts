@@ -13,6 +13,8 @@ export function requestLogLine(state: RequestState, metricsNamespace?: string): 
     level: (state.status ?? 500) >= 500 ? 'error' : 'info',
     msg: 'request',
     requestId: state.id,
+    method: state.method,
+    path: state.path,
     keyId: state.key?.id,
     // The person (IdP subject) a signed-in session or a key tied to a person acts for.
     sub: state.principal?.person?.sub,

@@ -62,11 +62,12 @@ export type IrTool =
       cache?: boolean;
     }
   | {
-      /** Freeform tool (Codex `apply_patch`): called with one string, here `{ input }`. */
+      /** Freeform tool (Codex `apply_patch`, or `exec` in the `functions` namespace): called with one string, here `{ input }`. */
       kind: 'custom';
       name: string;
       description?: string;
       format?: unknown;
+      namespace?: { name: string; toolName: string };
     };
 
 export type IrToolChoice = { type: 'auto' } | { type: 'any' } | { type: 'none' } | { type: 'tool'; name: string };

@@ -38,14 +38,16 @@ export function servesOperation(type: UpstreamType, operation: Operation, upstre
 }
 
 /** True when the upstream speaks the client's format, so the request can pass through as is. */
-export function speaksFamily(type: UpstreamType, family: Family): boolean {
-  const format = FORMAT[type];
+export function speaksFamily(upstream: Pick<Upstream, 'type' | 'speaks'>, family: Family): boolean {
+  const format = upstream.speaks ?? FORMAT[upstream.type];
   return format === 'both' || format === family;
 }
 
-/** The wire format of a (non-simulator) upstream, as the translator names it. */
-export function upstreamFormat(type: Exclude<UpstreamType, 'simulator'>): 'messages' | 'responses' | 'chat' {
-  return FORMAT[type] === 'chat' ? 'chat' : (FORMAT[type] as 'messages' | 'responses');
+/** The wire format an upstream that does not speak the client's is translated to (a simulator told to speak one, or a provider's). */
+export function upstreamFormat(upstream: Pick<Upstream, 'type' | 'speaks'>): 'messages' | 'responses' | 'chat' {
+  const format = upstream.speaks ?? FORMAT[upstream.type];
+  if (format === 'both') throw new Error('The simulator speaks every client format unless told one.');
+  return format;
 }
 
 export function upstreamUrl(upstream: Upstream, operation: Operation): string {

@@ -52,6 +52,8 @@ export class CustomDomain extends Construct {
   constructor(scope: Construct, id: string, props: CustomDomainProps) {
     super(scope, id);
     const { config, gateway } = props;
+    // lib/config.ts refuses customDomain with privateApi.functionUrl false.
+    if (gateway.url === undefined) throw new Error('customDomain needs the Function URL, and privateApi.functionUrl is false');
     this.distribution = new Distribution(this, 'Distribution', {
       comment: `Agent gateway ${config.domainName}`,
       domainNames: [config.domainName],

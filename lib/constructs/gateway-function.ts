@@ -8,7 +8,10 @@ import { Construct } from 'constructs';
 import type { RoutingConfig } from '../../lambda/config/routing.ts';
 import type { CorsConfig, TuningConfig } from '../config.ts';
 import type { AccessStatement } from './bedrock-access.ts';
+import { CONFIG_FILE_NAME, configFileHooks } from './config-file.ts';
 import { consoleAssetHooks } from './console-assets.ts';
+import type { IdentitySecret } from './identity-secret.ts';
+import type { IdentityTable } from './identity-table.ts';
 import type { KeyTable } from './key-table.ts';
 import type { StatsTable } from './stats-table.ts';
 import type { UsageTable } from './usage-table.ts';
@@ -77,6 +80,8 @@ export interface GatewayFunctionProps {
   tuning: TuningConfig;
   /** CloudWatch namespace of the request metrics (EMF in the log line). */
   metricsNamespace: string;
+  /** false: no Function URL (the private API is then the only way in). Default true. */
+  functionUrl?: boolean;
 }
 
 /**
@@ -86,11 +91,13 @@ export interface GatewayFunctionProps {
  * The URL's auth type is NONE on purpose: clients authenticate with keys issued by the gateway,
  * checked in the function against the key table. The function's role can write its own log
  * group, read and stamp keys in the key table, count usage in the usage table and read the
- * upstream secret; nothing more.
+ * upstream secret; with sign-in, also the sign-in items of the identity table and its secret
+ * (`useSignIn`); nothing more.
  */
 export class GatewayFunction extends Construct {
   readonly function: NodejsFunction;
-  readonly url: FunctionUrl;
+  /** Absent when `functionUrl` is false. */
+  readonly url: FunctionUrl | undefined;
   readonly logGroup: LogGroup;
 
   constructor(scope: Construct, id: string, props: GatewayFunctionProps) {
@@ -122,8 +129,9 @@ export class GatewayFunction extends Construct {
       runtime: Runtime.NODEJS_24_X,
       // Cheaper per GB-second than x86 with the same pure-JavaScript bundle.
       architecture: Architecture.ARM_64,
-      // The console page rides along beside index.mjs (lambda/admin/assets.ts reads it from ui/dist).
-      bundling: { ...HANDLER_BUNDLING, commandHooks: consoleAssetHooks() },
+      // The routing config rides along as a file beside index.mjs (GATEWAY_CONFIG_FILE), and the
+      // console page at ui/dist (lambda/admin/assets.ts reads it there).
+      bundling: { ...HANDLER_BUNDLING, commandHooks: consoleAssetHooks(configFileHooks(props.routing)) },
       role,
       logGroup: this.logGroup,
       loggingFormat: LoggingFormat.JSON,
@@ -136,7 +144,7 @@ export class GatewayFunction extends Construct {
       environment: gatewayEnvironment(props),
     });
 
-    this.url = this.function.addFunctionUrl({
+    this.url = props.functionUrl === false ? undefined : this.function.addFunctionUrl({
       authType: FunctionUrlAuthType.NONE,
       // Buffered mode would hold a whole stream (and cap it at 6 MB) before the client sees it.
       invokeMode: InvokeMode.RESPONSE_STREAM,
@@ -159,6 +167,22 @@ export class GatewayFunction extends Construct {
    */
   requireOriginHeader(value: string): void {
     this.function.addEnvironment('GATEWAY_ORIGIN_SECRET', value);
+  }
+
+  /** Sign-in (the routing config's `identity`): its table and secret, named to the function and granted. */
+  useSignIn(table: IdentityTable, secret: IdentitySecret): void {
+    table.grantSignIn(this.function);
+    secret.grantRead(this.function);
+    this.function.addEnvironment('GATEWAY_IDENTITY_TABLE', table.table.tableName);
+    this.function.addEnvironment('GATEWAY_IDENTITY_SECRET', secret.secret.secretArn);
+  }
+
+  /**
+   * The private API's custom domain: REST events are answered as requests to it (lambda/runtime-event.ts),
+   * the one name whose certificate Claude Code pinned, whichever endpoint name the request came in on.
+   */
+  servePrivateDomain(domainName: string): void {
+    this.function.addEnvironment('GATEWAY_PRIVATE_API_DOMAIN', domainName);
   }
 }
 
@@ -198,7 +222,7 @@ function acknowledgeChecks(fn: NodejsFunction, role: Role, tracing: boolean, aws
  */
 function gatewayEnvironment(props: GatewayFunctionProps): Record<string, string> {
   const environment: Record<string, string> = {
-    GATEWAY_CONFIG_JSON: JSON.stringify(props.routing),
+    GATEWAY_CONFIG_FILE: CONFIG_FILE_NAME,
     GATEWAY_KEYS_TABLE: props.keyTable.table.tableName,
     GATEWAY_USAGE_TABLE: props.usageTable.table.tableName,
     GATEWAY_STATS_TABLE: props.statsTable.table.tableName,

@@ -74,6 +74,7 @@ describe('npm start', () => {
       const response = await fetch(`${server.url}/second/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{"model":"m","input":"hi"}' });
       expect(response.status).toBe(200);
       // The request is in the usage rollups at the next flush (every second), read from the running server's store.
+      // The running gateway's lock record names its store (secret included).
       const endpoint = dataFolderHolder(dataDir)?.store as string;
       const rollups = new Rollups(LOCAL_STATS_TABLE, localDynamo(endpoint));
       const requestsOf = async () => (await rollups.totals('key', sentAt, new Date(), 'D')).find((entry) => entry.value === JSON.parse(created.stdout).id)?.totals.requests;

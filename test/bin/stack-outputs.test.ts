@@ -33,6 +33,7 @@ function describeStacks(stacks: Record<string, Record<string, string>>): StubHan
 const STACKS = {
   AgentGateway: { [STACK_OUTPUTS.keyTableName]: 'deployed-keys', [STACK_OUTPUTS.functionUrl]: FUNCTION_URL, [STACK_OUTPUTS.messagesBaseUrl]: `${FUNCTION_URL}first` },
   WithDomain: { [STACK_OUTPUTS.keyTableName]: 'domain-keys', [STACK_OUTPUTS.functionUrl]: FUNCTION_URL, [STACK_OUTPUTS.customDomainUrl]: 'https://ai.example.com/' },
+  PrivateOnly: { [STACK_OUTPUTS.keyTableName]: 'private-keys', [STACK_OUTPUTS.privateApiUrl]: 'https://gw.corp.example.com/' },
   NotAGateway: { BucketName: 'something-else' },
 };
 
@@ -55,6 +56,10 @@ describe('readDeployedGateway', () => {
 
   test('prefers the custom domain as the gateway address', async () => {
     expect(await readDeployedGateway('WithDomain', { client })).toEqual({ keyTableName: 'domain-keys', gatewayUrl: 'https://ai.example.com/' });
+  });
+
+  test('takes the private API domain when the stack has no Function URL', async () => {
+    expect(await readDeployedGateway('PrivateOnly', { client })).toEqual({ keyTableName: 'private-keys', gatewayUrl: 'https://gw.corp.example.com/' });
   });
 
   test('says which output is missing from a stack that is not a gateway', async () => {
@@ -91,7 +96,7 @@ describe('npm run keys -- --stack', () => {
     expect(result.code).toBe(0);
     const created = JSON.parse(result.stdout);
     expect(created.setup.claudeCode.env.ANTHROPIC_BASE_URL).toBe(`${FUNCTION_URL}first`);
-    expect(created.setup.codex.configToml).toContain(`base_url = "${FUNCTION_URL}second/v1"`);
+    expect(created.setup.codex.profileToml).toContain(`base_url = "${FUNCTION_URL}second/v1"`);
     expect((await store.list()).map((record) => record.name)).toContain('alice');
   });
 

@@ -23,12 +23,12 @@ describe('8. paths', () => {
   });
 
   test.each([
-    ['/FIRST/v1/messages', 'messages'],
-    ['/first/v1/nope', 'messages'],
-    ['/second/nope', 'responses'],
-  ] as const)('%s is a 404 in the %s error format', async (path, family) => {
+    ['/FIRST/v1/messages', 'messages', 421],
+    ['/first/v1/nope', 'messages', 404],
+    ['/second/nope', 'responses', 404],
+  ] as const)('%s is answered in the %s error format (%i)', async (path, family, status) => {
     const answer = await send(chaos.gateway.url, path, { headers: jsonHeaders(chaos.gateway.key, family), body: JSON.stringify(messagesBody('sim-path')) });
-    expectError(answer, family, 404);
+    expectError(answer, family, status);
   });
 });
 

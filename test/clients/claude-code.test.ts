@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLAUDE, claudeEnv, runClaude, type ClaudeResult } from './clis.ts';
+import { CLAUDE, claudeEnv, claudeSettings, runClaude, type ClaudeResult } from './clis.ts';
 import { CellBook } from './conformance.ts';
-import { startEnvironment, type ClientsEnvironment, type IssuedKey } from './environment.ts';
+import { startEnvironment, withBase, type ClientsEnvironment, type IssuedKey } from './environment.ts';
 import { assertIsolated } from './isolation.ts';
 import { clientRequests, describeRun, expectBedrockRewrite, expectUpstreamCredentials, logsFor, stubOf, tapPosts, toolCalls, toolResults, until } from './observe.ts';
 import { CLAUDE_ROUTES, FALLBACK_ROUTES, listedClaudeModels, type RouteSpec } from './routes.ts';
@@ -10,7 +10,8 @@ import { CLAUDE_SCENARIOS as S } from './scenarios.ts';
 import { describeClient, expectPlainTurn, reasoningRoundTrip, RUN_TIMEOUT_MS, type ClientDriver } from './shared-cells.ts';
 
 /**
- * Claude Code (the real native CLI, `-p` mode) through the gateway on every route. Upstream
+ * Claude Code (the real native CLI, `-p` mode, configured with the settings file the key CLI
+ * printed, `claude --settings <file>`) through the gateway on every route. Upstream
  * answers are scripted per scenario; assertions look at what the CLI printed, what the upstream
  * received (stub routes) or what the CLI sent (the tap, for the in-process simulator), and the
  * gateway's log line. The rows are in scenarios.ts; the cells both CLIs share in shared-cells.ts.
@@ -39,13 +40,13 @@ interface ClaudeOptions {
   issued?: IssuedKey;
 }
 
-/** `claude <args>` with the printed setup (`setup.claudeCode.env`) and the route's model names. */
+/** `claude --settings <the printed settings file> <args>` (`setup.claudeCode`), with the route's model names. */
 function claude(route: RouteSpec, args: string[], options: ClaudeOptions = {}): Promise<ClaudeResult> {
   const issued = options.issued ?? env.issued;
   const home = options.home ?? env.dir('claude-home');
   const extra: Record<string, string | undefined> = { ANTHROPIC_MODEL: options.model ?? route.model, ...options.extraEnv };
   if (route.smallModel) extra.ANTHROPIC_DEFAULT_HAIKU_MODEL = route.smallModel;
-  return runClaude(args, { env: claudeEnv(issued.setup.claudeCode.env, home, extra), cwd: options.cwd ?? env.dir('claude-work'), timeoutMs: RUN_TIMEOUT_MS });
+  return runClaude([...claudeSettings(home, issued.setup.claudeCode), ...args], { env: claudeEnv({}, home, extra), cwd: options.cwd ?? env.dir('claude-work'), timeoutMs: RUN_TIMEOUT_MS });
 }
 
 let revokedRun: Promise<ClaudeResult> | undefined;
@@ -255,7 +256,21 @@ describeClient(driver, S, (route, cell) => {
   cell(S.authMessage, async () => {
     const run = await runWithRevokedKey(route);
     const message = (JSON.parse(authExchanges.find((exchange) => exchange.status === 401)?.response ?? '{}') as { error?: { message?: string } }).error?.message;
+    expect(message).toMatch(/^Key key_[0-9a-f]+ was revoked; ask the gateway's operator for a new one\.$/);
     expect(run.result?.result).toBe(`Failed to authenticate. API Error: 401 ${message}`);
+  });
+
+  cell(S.wrongBase, async () => {
+    for (const [base, sentTo] of [[env.tap.url, '/v1/messages'], [`${env.tap.url}/second/v1`, '/second/v1/v1/messages']] as const) {
+      env.reset();
+      const run = await claude(route, ['-p', 'Say hi', '--output-format', 'json'], { issued: withBase(env.issued, { claudeCode: base }) });
+      const posts = env.tap.exchanges.filter((exchange) => exchange.method === 'POST');
+      expect(posts.map((exchange) => [exchange.url.split('?')[0], exchange.status])).toEqual([[sentTo, 421]]);
+      const message = (JSON.parse(posts[0]!.response) as { error: { message: string } }).error.message;
+      expect(message).toBe(`Wrong base URL: ${sentTo} is not served here; the Messages API is under /first. Set ANTHROPIC_BASE_URL (Claude Code) or baseURL (Anthropic SDK) to the gateway address followed by /first.`);
+      expect(run.result).toMatchObject({ is_error: true, result: `API Error: 421 ${message}` });
+      expect(stubOf(env, route)!.exchanges).toHaveLength(0);
+    }
   });
 
   cell(S.budgetWarning, async () => {

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import type { ClientSetup } from '../../bin/local/setup-text.ts';
 
 /**
  * The real CLIs, run as native binaries straight from their platform packages (so it does not
@@ -102,7 +103,7 @@ export function runProcess(command: string, args: string[], options: RunOptions)
 
 // ------------------------------------------------------------------------------ Claude Code
 
-/** Claude Code's environment for the suite: offline, no telemetry, no update checks, fresh HOME (README, Conformance). */
+/** Claude Code's environment for the suite: offline, no telemetry, no update checks, fresh HOME (docs/testing.md, the real clients). */
 export function claudeEnv(setupEnv: Record<string, string>, home: string, extra: Record<string, string | undefined> = {}): Record<string, string> {
   const env: Record<string, string | undefined> = {
     PATH: '/usr/local/bin:/usr/bin:/bin',
@@ -117,6 +118,17 @@ export function claudeEnv(setupEnv: Record<string, string>, home: string, extra:
     ...extra,
   };
   return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));
+}
+
+/**
+ * Writes the printed settings file (`setup.claudeCode`) verbatim into HOME and returns the
+ * arguments that use it, as the printed setup says: `claude --settings <file>`.
+ */
+export function claudeSettings(home: string, setup: ClientSetup['claudeCode']): string[] {
+  const path = join(home, setup.settingsPath.replace(/^~\//, ''));
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, setup.settingsJson, { mode: 0o600 });
+  return ['--settings', path];
 }
 
 export interface ClaudeResult extends CliRun {
@@ -145,8 +157,8 @@ export async function runClaude(args: string[], options: RunOptions): Promise<Cl
 // ------------------------------------------------------------------------------ Codex
 
 export interface CodexHomeOptions {
-  /** The `setup.codex.configToml` the key CLI printed, used verbatim. */
-  printedConfig: string;
+  /** The `setup.codex` the key CLI printed: its profile file is written verbatim. */
+  setup: ClientSetup['codex'];
   catalogPath: string;
   compactTokenLimit?: number;
   /** Trusted project directory (the TUI asks otherwise). */
@@ -154,23 +166,18 @@ export interface CodexHomeOptions {
 }
 
 /**
- * Writes CODEX_HOME/config.toml: test-only top-level keys first (TOML puts keys after a table
- * header into that table, and the printed text ends inside [model_providers.gateway]), then the
- * printed setup verbatim, then test-only tables that switch off every phone-home (https://github.com/openai/codex/blob/main/docs/config.md).
+ * Writes CODEX_HOME: a config.toml of test-only settings that ends in a table, as a user's often
+ * does (the model catalog, and every phone-home switched off: https://github.com/openai/codex/blob/main/docs/config.md),
+ * and beside it the printed profile file, verbatim, which `--profile <name>` layers over it.
  */
 export function writeCodexHome(home: string, options: CodexHomeOptions): string {
   mkdirSync(home, { recursive: true });
-  const top = [
+  const config = [
     '# test-only settings added by the client conformance suite',
     'check_for_update_on_startup = false',
     `model_catalog_json = ${JSON.stringify(options.catalogPath)}`,
     ...(options.compactTokenLimit === undefined ? [] : [`model_auto_compact_token_limit = ${options.compactTokenLimit}`]),
     '',
-    '# the setup printed by `npm run keys -- create --json` (setup.codex.configToml), verbatim',
-  ];
-  const tables = [
-    '',
-    '# test-only tables added by the client conformance suite',
     '[features]',
     'plugins = false',
     'daemon_auto_start = false',
@@ -185,10 +192,16 @@ export function writeCodexHome(home: string, options: CodexHomeOptions): string 
     'exporter = "none"',
     ...(options.trustedDir === undefined ? [] : ['', `[projects.${JSON.stringify(options.trustedDir)}]`, 'trust_level = "trusted"']),
     '',
-  ];
-  const text = [...top, options.printedConfig.trimEnd(), ...tables].join('\n');
-  writeFileSync(join(home, 'config.toml'), text);
-  return text;
+  ].join('\n');
+  writeFileSync(join(home, 'config.toml'), config);
+  const profileFile = options.setup.profilePath.replace(/^~\/\.codex\//, '');
+  writeFileSync(join(home, profileFile), options.setup.profileToml);
+  return config;
+}
+
+/** `codex <args>` with the printed profile selected, as the printed setup says to run it. */
+export function withProfile(setup: ClientSetup['codex'], args: string[]): string[] {
+  return args[0] === 'exec' ? ['exec', '--profile', setup.profile, ...args.slice(1)] : ['--profile', setup.profile, ...args];
 }
 
 export function codexEnv(setupEnv: Record<string, string>, home: string, term = 'dumb'): Record<string, string> {

@@ -5,9 +5,13 @@ import { readFileSync } from 'node:fs';
  * in its binary (openai/codex, codex-rs/core/models.json). The suite copies the catalogued `gpt-5.5` entry under the
  * gateway's model names and points `model_catalog_json` at the result, so Codex sends the classic
  * gpt-5.5 request shape (apply_patch as a `custom` tool, no "responses lite", no "model metadata
- * not found" warning) for those names.
+ * not found" warning) for those names; and copies its default model's entry (LITE_TEMPLATE) under
+ * the routes' lite names, for which it sends the shape its default models do.
  */
 const START = Buffer.from('{\n  "models": [');
+
+/** Codex 0.171's default model, the template of its default ("lite") request shape. */
+export const LITE_TEMPLATE = 'gpt-6.2-sol';
 
 export interface CatalogEntry extends Record<string, unknown> {
   slug: string;

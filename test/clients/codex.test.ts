@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CODEX, codexEnv, runCodex, runCodexTui, writeCodexHome, type CodexResult } from './clis.ts';
+import { CODEX, codexEnv, runCodex, runCodexTui, withProfile, writeCodexHome, type CodexResult } from './clis.ts';
 import { CellBook } from './conformance.ts';
-import { startEnvironment, type ClientsEnvironment, type IssuedKey } from './environment.ts';
+import { startEnvironment, withBase, type ClientsEnvironment, type IssuedKey } from './environment.ts';
 import { assertIsolated } from './isolation.ts';
 import { clientRequests, describeRun, expectUpstreamCredentials, stubOf, tapPosts, toolCalls, toolResults } from './observe.ts';
 import { CODEX_ROUTES, FALLBACK_ROUTES, type RouteSpec } from './routes.ts';
@@ -13,8 +13,9 @@ import { containsDeep, type Json } from './upstream/wire.ts';
 
 /**
  * Codex CLI (the real native binary: `codex exec --json`, and the TUI through a pseudo-terminal
- * for the title request) through the gateway on every route. Codex is configured with the
- * config.toml the key CLI printed, plus test-only settings (model catalog, no phone-home). The
+ * for the title request) through the gateway on every route. Codex is configured as the key CLI
+ * printed: its profile file, verbatim, and `--profile gateway`, over a config.toml of test-only
+ * settings (model catalog, no phone-home). The
  * rows are in scenarios.ts; the cells both CLIs share in shared-cells.ts.
  */
 const RESPONSES = '/second/v1/responses';
@@ -50,7 +51,7 @@ interface CodexOptions {
 function codexHome(options: CodexOptions & { trustedDir?: string } = {}): string {
   const home = options.home ?? env.dir('codex-home');
   const issued = options.issued ?? env.issued;
-  writeCodexHome(home, { printedConfig: issued.setup.codex.configToml, catalogPath: env.catalogPath, compactTokenLimit: options.compactTokenLimit, trustedDir: options.trustedDir });
+  writeCodexHome(home, { setup: issued.setup.codex, catalogPath: env.catalogPath, compactTokenLimit: options.compactTokenLimit, trustedDir: options.trustedDir });
   return home;
 }
 
@@ -58,7 +59,7 @@ function codexHome(options: CodexOptions & { trustedDir?: string } = {}): string
 function codexExec(route: RouteSpec, prompt: string, options: CodexOptions = {}): Promise<CodexResult> {
   const home = codexHome(options);
   const issued = options.issued ?? env.issued;
-  const args = ['exec', '--json', ...(options.execArgs ?? ['--skip-git-repo-check']), '-m', options.model ?? route.model, prompt];
+  const args = withProfile(issued.setup.codex, ['exec', '--json', ...(options.execArgs ?? ['--skip-git-repo-check']), '-m', options.model ?? route.model, prompt]);
   return runCodex(args, { env: codexEnv(issued.setup.codex.env, home), cwd: options.cwd ?? env.dir('codex-work'), timeoutMs: RUN_TIMEOUT_MS });
 }
 
@@ -99,11 +100,11 @@ const driver: ClientDriver = {
   async twoTurns(_route, model) {
     const home = codexHome();
     const cwd = env.dir('codex-work');
-    const first = await runCodex(['exec', '--json', '--skip-git-repo-check', '-m', model, 'Think, then answer'], { env: codexEnv(env.issued.setup.codex.env, home), cwd, timeoutMs: RUN_TIMEOUT_MS });
+    const first = await runCodex(withProfile(env.issued.setup.codex, ['exec', '--json', '--skip-git-repo-check', '-m', model, 'Think, then answer']), { env: codexEnv(env.issued.setup.codex.env, home), cwd, timeoutMs: RUN_TIMEOUT_MS });
     const firstMessages = expectSuccess(first);
     expect(first.events.some((event) => event.type === 'item.completed' && event.item?.type === 'reasoning')).toBe(true);
     // `exec resume` does not keep the session's model (it falls back to the configured default): name it again.
-    const second = await runCodex(['exec', 'resume', '--last', '--json', '--skip-git-repo-check', '-m', model, 'And a second turn'], { env: codexEnv(env.issued.setup.codex.env, home), cwd, timeoutMs: RUN_TIMEOUT_MS });
+    const second = await runCodex(withProfile(env.issued.setup.codex, ['exec', 'resume', '--last', '--json', '--skip-git-repo-check', '-m', model, 'And a second turn']), { env: codexEnv(env.issued.setup.codex.env, home), cwd, timeoutMs: RUN_TIMEOUT_MS });
     return [firstMessages.at(-1), expectSuccess(second).at(-1)];
   },
   simulatorReasoning: /"encrypted_content":"([A-Za-z0-9+/=]+)"/,
@@ -189,6 +190,37 @@ describeClient(driver, S, (route, cell) => {
     }
   });
 
+  cell(S.liteTool, async () => {
+    const stub = stubOf(env, route);
+    const script = 'const r = await tools.exec_command({cmd: "echo hello-from-tool"});\ntext(r.output);';
+    // Through a translator the namespaced freeform tool is a function named functions__exec taking {"input"}.
+    stub?.script({ tool: { name: stub.format === 'responses' ? 'exec' : 'functions__exec', input: script } }, { text: 'The script printed hello-from-tool.' });
+    const run = await codexExec(route, stub ? 'Run echo hello-from-tool' : 'use exec_command with {"cmd": "echo hello-from-tool"}', { model: route.lite });
+    const messages = expectSuccess(run);
+    // What Codex sent: its default family's shape.
+    const sent = clientRequests(env, 'responses', RESPONSES);
+    expect(sent).toHaveLength(2);
+    expect(sent[0]?.exchange.headers['x-openai-internal-codex-responses-lite']).toBe('true');
+    expect(sent[0]?.body.tools).toBeUndefined();
+    expect(sent[0]?.body.reasoning).toMatchObject({ context: 'all_turns' });
+    expect(sent[0]?.tools).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'exec', kind: 'custom', namespace: 'functions' })]));
+    // Codex ran the script: its output went back as the result of the exec call, in the exec call's namespace.
+    const [call] = toolCalls(sent[1]!);
+    expect(call).toMatchObject({ name: 'exec' });
+    expect(sent[1]?.body.input).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'custom_tool_call', name: 'exec', namespace: 'functions' })]));
+    expect(toolResults(sent[1]!)).toEqual([expect.objectContaining({ id: call?.id, output: expect.stringContaining('hello-from-tool') })]);
+    if (stub) {
+      const creates = stub.creates();
+      expect(creates).toHaveLength(2);
+      const upstreamCall = creates[0]?.answer?.toolCall;
+      expect(toolResults(creates[1]!.request)).toEqual([expect.objectContaining({ id: upstreamCall?.id, output: expect.stringContaining('hello-from-tool') })]);
+      expect(messages.at(-1)).toBe('The script printed hello-from-tool.');
+    } else {
+      expect(call?.input).toContain('await tools.exec_command({"cmd":"echo hello-from-tool"})');
+      expect(messages.at(-1)).toContain('hello-from-tool');
+    }
+  });
+
   cell(S.reasoning, () => reasoningRoundTrip(driver, route, route.model, route.upstreamModel));
 
   cell(S.reasoningAlias, () => reasoningRoundTrip(driver, route, route.alias!.model, route.alias!.upstreamModel));
@@ -226,7 +258,7 @@ describeClient(driver, S, (route, cell) => {
     const cwd = env.dir('codex-tui');
     const home = codexHome({ trustedDir: cwd });
     const titleRequest = () => tapPosts(env, RESPONSES).find((exchange) => exchange.body.includes('"codex_output_schema"') && exchange.endedAt !== undefined);
-    const run = await runCodexTui({ args: ['-m', route.model], prompt: 'Say hi', done: () => titleRequest() !== undefined, env: codexEnv(env.issued.setup.codex.env, home, 'xterm-256color'), cwd, timeoutMs: RUN_TIMEOUT_MS });
+    const run = await runCodexTui({ args: withProfile(env.issued.setup.codex, ['-m', route.model]), prompt: 'Say hi', done: () => titleRequest() !== undefined, env: codexEnv(env.issued.setup.codex.env, home, 'xterm-256color'), cwd, timeoutMs: RUN_TIMEOUT_MS });
     const exchange = titleRequest();
     if (!exchange) {
       const seen = tapPosts(env, RESPONSES).map((post) => `${post.status} schema=${post.body.includes('"codex_output_schema"')} ended=${post.endedAt !== undefined} hungUp=${post.clientHungUp}`);
@@ -249,6 +281,18 @@ describeClient(driver, S, (route, cell) => {
     }
   });
 
+  cell(S.wrongBase, async () => {
+    const run = await codexExec(route, 'Say hi', { issued: withBase(env.issued, { codex: `${env.tap.url}/first/v1` }), execArgs: ['--skip-git-repo-check', '-c', 'model_providers.gateway.stream_max_retries=0'] });
+    expect(run.timedOut).toBe(false);
+    expect(run.code).not.toBe(0);
+    const posts = env.tap.exchanges.filter((exchange) => exchange.method === 'POST');
+    expect(new Set(posts.map((exchange) => `${exchange.url} ${exchange.status}`))).toEqual(new Set(['/first/v1/responses 421']));
+    const message = 'Wrong base URL: /first/v1/responses is not served here; the Responses API is under /second/v1. Set base_url (Codex config.toml) or baseURL (OpenAI SDK) to the gateway address followed by /second/v1.';
+    expect(JSON.parse(posts[0]!.response)).toEqual({ error: { message, type: 'invalid_request_error', param: null, code: 'wrong_base_url' } });
+    expect(`${run.stdout}\n${run.stderr}`).toContain(`unexpected status 421 Misdirected Request: ${message}`);
+    expect(stubOf(env, route)!.exchanges).toHaveLength(0);
+  });
+
   cell(S.auth, async () => {
     const revoked = await env.createKey('conformance-revoked');
     await env.revokeKey(revoked.id);
@@ -260,7 +304,8 @@ describeClient(driver, S, (route, cell) => {
     const posts = tapPosts(env, RESPONSES);
     expect(posts.length).toBeGreaterThan(0);
     expect(new Set(posts.map((exchange) => exchange.status))).toEqual(new Set([401]));
-    expect(JSON.parse(posts[0]!.response)).toMatchObject({ error: { code: 'invalid_api_key' } });
+    expect(JSON.parse(posts[0]!.response)).toMatchObject({ error: { code: 'invalid_api_key', message: expect.stringMatching(/^Key key_[0-9a-f]+ was revoked/) } });
+    expect(`${run.stdout}\n${run.stderr}`).toMatch(/401 Unauthorized: Key key_[0-9a-f]+ was revoked/);
     expect(stubOf(env, route)!.exchanges).toHaveLength(0);
   });
 });

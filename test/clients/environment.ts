@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { ClientSetup } from '../../bin/local/setup-text.ts';
 import { runKeys, tempDir, type RunningServer } from '../support/processes.ts';
 import { CODEX } from './clis.ts';
-import { gatewayCatalog } from './codex-catalog.ts';
+import { gatewayCatalog, LITE_TEMPLATE } from './codex-catalog.ts';
 import { CODEX_ROUTES, FALLBACK_ROUTES, routingConfig, STUB_FORMAT, UPSTREAM_SECRETS, type StubName } from './routes.ts';
 import { startTap, type Tap } from './tap.ts';
 import { BEDROCK_CREDENTIALS, ScriptedBedrock } from './upstream/scripted-bedrock.ts';
@@ -44,6 +44,16 @@ export interface ClientsEnvironment {
   close(): Promise<void>;
 }
 
+/** The same key with the CLIs pointed at another base address (a user's mistake). */
+export function withBase(issued: IssuedKey, base: { claudeCode?: string; codex?: string }): IssuedKey {
+  const claudeEnv = { ...issued.setup.claudeCode.env, ...(base.claudeCode === undefined ? {} : { ANTHROPIC_BASE_URL: base.claudeCode }) };
+  const profileToml = base.codex === undefined ? issued.setup.codex.profileToml : issued.setup.codex.profileToml.replace(/^base_url = ".*"$/m, `base_url = "${base.codex}"`);
+  return {
+    ...issued,
+    setup: { ...issued.setup, claudeCode: { ...issued.setup.claudeCode, env: claudeEnv, settingsJson: `${JSON.stringify({ env: claudeEnv }, null, 2)}\n` }, codex: { ...issued.setup.codex, profileToml } },
+  };
+}
+
 export async function startEnvironment(label: string): Promise<ClientsEnvironment> {
   const root = tempDir(`gateway-clients-${label}-`);
   const stubs = {
@@ -58,7 +68,7 @@ export async function startEnvironment(label: string): Promise<ClientsEnvironmen
   // The operator's AWS credentials, as `npm start` finds them in its environment (the standard chain).
   const aws = { AWS_ACCESS_KEY_ID: BEDROCK_CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: BEDROCK_CREDENTIALS.secretAccessKey, AWS_SESSION_TOKEN: BEDROCK_CREDENTIALS.sessionToken };
   const gateway = await startGatewayProcess({ ...env, ...aws });
-  const tap = await startTap(gateway.url);
+  const tap = await startTap(gateway.url, label);
 
   const createKey = async (name: string): Promise<IssuedKey> => {
     // `npm run --silent keys -- create --name NAME --json --url URL`: the URL the CLIs use is the tap's.
@@ -70,7 +80,10 @@ export async function startEnvironment(label: string): Promise<ClientsEnvironmen
   const issued = await createKey(`conformance-${label}`);
 
   const catalogPath = join(root, 'codex-catalog.json');
-  writeFileSync(catalogPath, JSON.stringify(gatewayCatalog(CODEX.binary, [...CODEX_ROUTES.flatMap((route) => (route.alias ? [route.model, route.alias.model] : [route.model])), FALLBACK_ROUTES.codex.model])));
+  // The classic names as copies of the gpt-5.5 entry, the lite names of the gpt-6.2-sol one (Codex's default family).
+  const classic = gatewayCatalog(CODEX.binary, [...CODEX_ROUTES.flatMap((route) => (route.alias ? [route.model, route.alias.model] : [route.model])), FALLBACK_ROUTES.codex.model]);
+  const lite = gatewayCatalog(CODEX.binary, CODEX_ROUTES.flatMap((route) => (route.lite ? [route.lite] : [])), LITE_TEMPLATE);
+  writeFileSync(catalogPath, JSON.stringify({ models: [...classic.models, ...lite.models] }));
 
   let dirs = 0;
   let logsSeen = 0;

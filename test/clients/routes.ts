@@ -25,6 +25,13 @@ export interface RouteSpec {
   smallUpstreamModel: string | undefined;
   /** A second name for the route whose upstream gets another name (a route rename, `upstreamModel`). */
   alias: { model: string; upstreamModel: string } | undefined;
+  /**
+   * Codex only: a name catalogued as Codex's default model family (a copy of the `gpt-6.2-sol`
+   * entry, or that model itself), for which Codex sends its "lite" shape: tools in an
+   * `additional_tools` item, namespaces, the freeform code-mode `exec` tool. Same upstream and
+   * upstream model as the route.
+   */
+  lite?: string;
   /** The scripted loopback upstream behind the route, or undefined for the built-in simulator. */
   stub: StubName | undefined;
   crossFormat: boolean;
@@ -106,11 +113,12 @@ export const CLAUDE_ROUTES: RouteSpec[] = [
 ];
 
 export const CODEX_ROUTES: RouteSpec[] = [
-  { id: 'openai', label: 'openai upstream (same format)', model: 'gpt-5.5', upstreamModel: undefined, smallModel: undefined, smallUpstreamModel: undefined, alias: { model: 'gpt-gw-team', upstreamModel: 'gpt-5.5' }, stub: 'openai', crossFormat: false },
-  { id: 'simulator', label: 'simulator', model: 'gpt-gw-simulator', upstreamModel: undefined, smallModel: undefined, smallUpstreamModel: undefined, alias: { model: 'gpt-gw-simulator-alias', upstreamModel: 'gpt-simulated-upstream' }, stub: undefined, crossFormat: false },
-  { id: 'anthropic', label: 'anthropic upstream (Messages)', model: 'gpt-gw-anthropic', upstreamModel: 'claude-sonnet-5', smallModel: undefined, smallUpstreamModel: undefined, alias: undefined, stub: 'anthropic', crossFormat: true },
-  { id: 'openai-chat', label: 'openai-chat upstream (Chat Completions)', model: 'gpt-gw-chat', upstreamModel: 'local-coder', smallModel: undefined, smallUpstreamModel: undefined, alias: undefined, stub: 'chat', crossFormat: true },
-  { id: 'bedrock', label: 'bedrock upstream (Claude, InvokeModel, SigV4)', model: 'gpt-gw-bedrock', upstreamModel: BEDROCK_MODELS.codexProfile, smallModel: undefined, smallUpstreamModel: undefined, alias: undefined, stub: 'bedrock', crossFormat: true },
+  // The same-format route's lite name is Codex's own default model, passed through unchanged.
+  { id: 'openai', label: 'openai upstream (same format)', model: 'gpt-5.5', upstreamModel: undefined, smallModel: undefined, smallUpstreamModel: undefined, alias: { model: 'gpt-gw-team', upstreamModel: 'gpt-5.5' }, lite: 'gpt-6.2-sol', stub: 'openai', crossFormat: false },
+  { id: 'simulator', label: 'simulator', model: 'gpt-gw-simulator', upstreamModel: undefined, smallModel: undefined, smallUpstreamModel: undefined, alias: { model: 'gpt-gw-simulator-alias', upstreamModel: 'gpt-simulated-upstream' }, lite: 'gpt-gw-simulator-lite', stub: undefined, crossFormat: false },
+  { id: 'anthropic', label: 'anthropic upstream (Messages)', model: 'gpt-gw-anthropic', upstreamModel: 'claude-sonnet-5', smallModel: undefined, smallUpstreamModel: undefined, alias: undefined, lite: 'gpt-gw-anthropic-lite', stub: 'anthropic', crossFormat: true },
+  { id: 'openai-chat', label: 'openai-chat upstream (Chat Completions)', model: 'gpt-gw-chat', upstreamModel: 'local-coder', smallModel: undefined, smallUpstreamModel: undefined, alias: undefined, lite: 'gpt-gw-chat-lite', stub: 'chat', crossFormat: true },
+  { id: 'bedrock', label: 'bedrock upstream (Claude, InvokeModel, SigV4)', model: 'gpt-gw-bedrock', upstreamModel: BEDROCK_MODELS.codexProfile, smallModel: undefined, smallUpstreamModel: undefined, alias: undefined, lite: 'gpt-gw-bedrock-lite', stub: 'bedrock', crossFormat: true },
 ];
 
 /**
@@ -140,6 +148,7 @@ export function routingConfig(stubUrls: Record<StubName, string>): unknown {
     routes.push({ model: route.model, upstream, ...(route.upstreamModel ? { upstreamModel: route.upstreamModel } : {}) });
     if (route.smallModel) routes.push({ model: route.smallModel, upstream, ...(route.smallUpstreamModel ? { upstreamModel: route.smallUpstreamModel } : {}) });
     if (route.alias) routes.push({ model: route.alias.model, upstream, upstreamModel: route.alias.upstreamModel });
+    if (route.lite) routes.push({ model: route.lite, upstream, ...(route.upstreamModel ? { upstreamModel: route.upstreamModel } : {}) });
   }
   return {
     upstreams: {
@@ -155,6 +164,6 @@ export function routingConfig(stubUrls: Record<StubName, string>): unknown {
 
 /** Every concrete model id the config lists that Claude Code's discovery keeps: those containing claude or anthropic. */
 export function listedClaudeModels(): string[] {
-  const ids = [...CLAUDE_ROUTES, ...CODEX_ROUTES].flatMap((route) => [route.model, route.smallModel, route.alias?.model]);
+  const ids = [...CLAUDE_ROUTES, ...CODEX_ROUTES].flatMap((route) => [route.model, route.smallModel, route.alias?.model, route.lite]);
   return [...ids, ...Object.values(FALLBACK_ROUTES).map((route) => route.model)].filter((id): id is string => id !== undefined && /claude|anthropic/i.test(id));
 }

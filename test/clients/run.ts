@@ -2,26 +2,26 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EXPECTED_LOOKUPS, joinResults, readCells, readProbes, renderTable, writeReadmeTable } from './conformance.ts';
+import { EXPECTED_LOOKUPS, joinResults, readCells, readProbes, renderTable, TABLE_DOC, writeConformanceTable } from './conformance.ts';
 import { startDnsWatch } from './dns-watch.ts';
 import { networkInterfaces } from './isolation.ts';
 
 /**
- * `npm run test:clients` (and `npm run conformance`, which adds --write-readme):
+ * `npm run test:clients` (and `npm run conformance`, which adds --write-table):
  *
  * 1. Re-runs itself inside a fresh network namespace with only loopback up (`unshare -n` as
  *    root, `unshare -rn` otherwise), so neither the CLIs nor anything else can leave the machine.
  *    A DNS watcher on the resolver address notes any name looked up (a phone-home attempt).
  * 2. Runs the client suite with its jest config, results as JSON.
- * 3. Prints the conformance table; with --write-readme, rewrites the README section between
- *    the conformance markers. Exits with jest's status.
+ * 3. Prints the conformance table; with --write-table, rewrites the section of docs/testing.md
+ *    between the conformance markers. Exits with jest's status.
  *
  * Extra arguments go to jest (e.g. `npm run test:clients -- -t 'Codex'`).
  */
 const ROOT = new URL('../../', import.meta.url).pathname;
 const args = process.argv.slice(2);
-const writeReadme = args.includes('--write-readme');
-const jestArgs = args.filter((arg) => arg !== '--write-readme');
+const writeTable = args.includes('--write-table');
+const jestArgs = args.filter((arg) => arg !== '--write-table');
 
 function enterNamespace(): never {
   const root = process.getuid?.() === 0;
@@ -76,10 +76,10 @@ const jest = existsSync(jestJson) ? JSON.parse(readFileSync(jestJson, 'utf8')) :
 const results = joinResults(readCells(resultsDir), jest);
 const meta = { date: new Date().toISOString().slice(0, 10), seconds, probes: readProbes(resultsDir), dnsLookups: dns.names() };
 console.log(`\nClient conformance (${seconds.toFixed(0)} s):\n\n${renderTable(results, { ...meta, cellTimes: true })}\n`);
-if (writeReadme) {
-  // Without per-cell times, so a refresh only changes the README where results changed.
-  writeReadmeTable(join(ROOT, 'README.md'), renderTable(results, meta));
-  console.log('README.md: conformance section rewritten.');
+if (writeTable) {
+  // Without per-cell times, so a refresh only changes the document where results changed.
+  writeConformanceTable(join(ROOT, TABLE_DOC), renderTable(results, meta));
+  console.log(`${TABLE_DOC}: conformance section rewritten.`);
 }
 rmSync(resultsDir, { recursive: true, force: true });
 const unexpected = dns.names().filter((name) => EXPECTED_LOOKUPS[name] === undefined);

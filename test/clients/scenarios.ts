@@ -67,6 +67,12 @@ export const CLAUDE_SCENARIOS = {
   },
   auth: { id: 'auth-401', label: 'Revoked key: 401 stops at once', routeIndependent: true, note: 'One POST reaches the gateway (401, x-should-retry: false), no upstream call, the CLI exits 1 within seconds reporting API error 401.' },
   authMessage: { id: 'auth-401-message', label: 'Revoked key: the gateway\'s 401 message is shown', routeIndependent: true },
+  wrongBase: {
+    id: 'wrong-base',
+    label: 'Wrong base URL (no /first; the Responses base): the gateway\'s message is shown',
+    routeIndependent: true,
+    note: 'ANTHROPIC_BASE_URL set to the bare address, then to <address>/second/v1: Claude Code calls /v1/messages and /second/v1/v1/messages. A 404 would only show "There\'s an issue with the selected model"; the gateway answers 421 naming the base to use, which Claude Code prints as "API Error: 421 <message>" after one request.',
+  },
   budgetWarning: {
     id: 'budget-warning',
     label: 'Key past 75 % of its dollar budget: Claude Code warns',
@@ -95,6 +101,11 @@ export const CODEX_SCENARIOS = {
     label: 'apply_patch custom tool edits a file (temp git repo)',
     note: 'With the model catalog entry Codex sends the classic gpt-5.5 request shape: apply_patch is a `custom` (free-form grammar) tool; the patch must edit the file and its output go back upstream. On the simulator, which cannot write a valid patch, the custom tool call and Codex\'s error output round trip and the file is left alone.',
   },
+  liteTool: {
+    id: 'lite-tool',
+    label: 'Default model family (gpt-6.2-sol shape): code-mode exec tool round trip',
+    note: 'Codex 0.171\'s default models send no `tools`: an `additional_tools` input item declares them in namespaces (the freeform JavaScript `exec` tool in `functions`), with `reasoning.context` and the lite header. The route\'s lite name is catalogued as a copy of gpt-6.2-sol (the same-format route uses gpt-6.2-sol itself). The upstream calls `exec` (through a translator: `functions__exec`) with a script calling `tools.exec_command`; Codex must run it and send the output back (`custom_tool_call_output`), and the upstream must get it as the result of its call. On the simulator the prompt names the nested tool (`use exec_command with {...}`) and the simulator writes the script.',
+  },
   reasoning: {
     id: 'reasoning',
     label: 'Reasoning, then a second turn (exec resume --last)',
@@ -110,6 +121,12 @@ export const CODEX_SCENARIOS = {
     id: 'title',
     label: 'TUI title request (text.format json_schema)',
     note: 'The real TUI, driven through a pseudo-terminal (util-linux `script`): after the first turn it asks for a title with structured output (json_schema "codex_output_schema", strict); the upstream must receive the schema and its JSON answer must come back.',
+  },
+  wrongBase: {
+    id: 'wrong-base',
+    label: 'Wrong base URL (the Messages base): the gateway\'s message is shown',
+    routeIndependent: true,
+    note: 'base_url set to <address>/first/v1: Codex calls /first/v1/responses and gets a 421 in the Responses format naming the base to use, printed as "unexpected status 421 Misdirected Request: <message>" (run with stream_max_retries = 0: Codex otherwise reconnects 5 times first).',
   },
   auth: { id: 'auth-401', label: 'Revoked key: 401, Codex gives up with the error', routeIndependent: true, note: 'Codex retries 401s (it ignores x-should-retry: false; 6 attempts, about 8 s): the run must end with the 401 error, every attempt a 401, none reaching the upstream.' },
 } satisfies Record<string, Scenario>;

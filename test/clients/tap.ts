@@ -1,4 +1,6 @@
+import { appendFileSync, mkdirSync } from 'node:fs';
 import http, { type IncomingHttpHeaders } from 'node:http';
+import { join } from 'node:path';
 import { listen } from '../support/gateway-harness.ts';
 
 /**
@@ -30,6 +32,27 @@ export interface TapExchange {
 
 const KEEP_BYTES = 1 << 20;
 
+/**
+ * With CLIENTS_CAPTURE=<dir>, every exchange is also written to <dir>/<file>.jsonl once it is over:
+ * the test it belongs to, the request as the CLI sent it (credentials masked) and the answer's
+ * status and headers. `node test/clients/capture-summary.ts` condenses a capture, so that two
+ * client versions can be compared (docs/testing.md, "Bumping the client pins").
+ */
+function capture(exchange: TapExchange, file: string): void {
+  const dir = process.env.CLIENTS_CAPTURE;
+  if (!dir) return;
+  mkdirSync(dir, { recursive: true });
+  const masked = Object.fromEntries(Object.entries(exchange.headers).map(([name, value]) => [name, /^(authorization|x-api-key)$/i.test(name) ? '(masked)' : value]));
+  let body: unknown = exchange.body;
+  try {
+    body = exchange.body ? JSON.parse(exchange.body) : undefined;
+  } catch {
+    // not JSON: kept as text
+  }
+  const test = (globalThis as { expect?: { getState?: () => { currentTestName?: string } } }).expect?.getState?.().currentTestName;
+  appendFileSync(join(dir, `${file}.jsonl`), `${JSON.stringify({ test, method: exchange.method, url: exchange.url, headers: masked, body, status: exchange.status, responseHeaders: exchange.responseHeaders })}\n`);
+}
+
 export interface Tap {
   url: string;
   exchanges: TapExchange[];
@@ -37,7 +60,8 @@ export interface Tap {
   close(): Promise<void>;
 }
 
-export async function startTap(target: string): Promise<Tap> {
+/** `label` names the capture file (CLIENTS_CAPTURE). */
+export async function startTap(target: string, label = 'tap'): Promise<Tap> {
   const exchanges: TapExchange[] = [];
   const to = new URL(target);
   const agent = new http.Agent({ keepAlive: true });
@@ -71,6 +95,7 @@ export async function startTap(target: string): Promise<Tap> {
         });
         answer.on('end', () => {
           exchange.endedAt = Date.now();
+          capture(exchange, label);
           res.end();
         });
         answer.on('error', () => res.destroy());
@@ -83,7 +108,10 @@ export async function startTap(target: string): Promise<Tap> {
       res.on('close', () => {
         if (res.writableFinished) return;
         exchange.clientHungUp = true;
-        exchange.endedAt ??= Date.now();
+        if (exchange.endedAt === undefined) {
+          exchange.endedAt = Date.now();
+          capture(exchange, label);
+        }
         upstream.destroy();
       });
       upstream.end(body);

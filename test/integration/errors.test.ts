@@ -1,7 +1,8 @@
 import http from 'node:http';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { startGateway, waitForLogs, type Harness } from '../support/gateway-harness.ts';
+import { generateApiKey } from '../../lambda/auth/key-material.ts';
+import { logOf, startGateway, waitForLogs, type Harness } from '../support/gateway-harness.ts';
 import { fixture, sendJson, sendSse, sseEvents, startUpstream, type UpstreamStub } from '../support/upstream-stub.ts';
 
 let upstream: UpstreamStub;
@@ -52,27 +53,40 @@ async function call(path: string, init: { method?: string; body?: unknown; heade
 const bearer = (value: string) => ({ authorization: `Bearer ${value}` });
 
 describe('keys', () => {
-  test('missing, malformed, unknown, expired and revoked keys get the same 401, in each format, marked final', async () => {
+  test('a refused key\'s 401 says why, in each format, marked final; only a once-valid key\'s holder learns it was revoked or expired', async () => {
     const expired = await gateway.issueKey({ expiresAt: Math.floor(Date.now() / 1000) - 1 });
     const revoked = await gateway.issueKey();
     const record = await gateway.store.findById(revoked.id);
     await gateway.store.revoke(record!.keyHash);
-    const unknown = `gwk_${'A'.repeat(43)}`;
-    const cases: Record<string, string>[] = [{}, bearer('not-a-key'), bearer(unknown), { 'x-api-key': expired.key }, bearer(revoked.key)];
-    const bodies = new Set<string>();
-    for (const headers of cases) {
+    // Anyone can make a key of the right form (the checksum is public): it is only "not issued here".
+    const forged = (await gateway.issueKey()).key.replace(/^gwk_./, (start) => (start === 'gwk_A' ? 'gwk_B' : 'gwk_A'));
+    const unknownKey = generateApiKey();
+    const upstreamBefore = upstream.requests.length;
+    const cases: [string, Record<string, string>, RegExp][] = [
+      ['missing', {}, /^No API key was sent: send the key this gateway issued \(gwk_\.\.\.\) as a Bearer token\.$/],
+      ['not a Bearer token', { authorization: key }, /^The Authorization header is not a Bearer token/],
+      ['a provider key', bearer('sk-ant-api03-provider'), /^The API key sent is not a credential this gateway issued \(its keys start with gwk_\)/],
+      ['a provider key in x-api-key', { 'x-api-key': 'sk-ant-api03-provider' }, /^The API key sent is not a credential this gateway issued/],
+      ['a mistyped key', bearer(forged), /^The gateway key sent is incomplete or mistyped/],
+      ['a cut-short key', bearer(key.slice(0, 30)), /^The gateway key sent is incomplete or mistyped/],
+      ['a key never issued here', bearer(unknownKey), /^This gateway did not issue the key sent/],
+      ['an expired key', { 'x-api-key': expired.key }, new RegExp(`^Key ${expired.id} expired at \\d{4}-\\d\\d-\\d\\dT[0-9:.]+Z; ask the gateway's operator for a new one\\.$`)],
+      ['a revoked key', bearer(revoked.key), new RegExp(`^Key ${revoked.id} was revoked; ask the gateway's operator for a new one\\.$`)],
+    ];
+    for (const [, headers, message] of cases) {
       const first = await call('/first/v1/messages', { body: messages, headers });
       expect(first.status).toBe(401);
       expect(first.headers.get('x-should-retry')).toBe('false');
-      expect(first.body.request_id).toBe(first.headers.get('request-id'));
-      bodies.add(JSON.stringify({ ...first.body, request_id: undefined }));
+      expect(first.body).toEqual({ type: 'error', error: { type: 'authentication_error', message: expect.stringMatching(message) }, request_id: first.headers.get('request-id') });
+      // Claude Code hides a 401 that mentions x-api-key behind "Not logged in · Please run /login".
+      expect(first.body.error.message).not.toMatch(/x-api-key/i);
       const second = await call('/second/v1/responses', { body: { model: 'gpt-5.5', input: 'hi' }, headers });
       expect(second.status).toBe(401);
-      expect(second.body).toEqual({ error: { message: expect.stringContaining('Invalid API key'), type: 'invalid_request_error', param: null, code: 'invalid_api_key' } });
+      expect(second.body).toEqual({ error: { message: first.body.error.message, type: 'invalid_request_error', param: null, code: 'invalid_api_key' } });
     }
-    expect(bodies.size).toBe(1);
-    expect(JSON.parse([...bodies][0] as string)).toEqual({ type: 'error', error: { type: 'authentication_error', message: expect.stringContaining('Invalid API key') } });
-    expect(upstream.requests).toHaveLength(0);
+    // What a caller holding no issued key can learn does not depend on which keys exist.
+    expect((await call('/first/v1/messages', { body: messages, headers: bearer(generateApiKey()) })).body.error.message).toBe((await call('/first/v1/messages', { body: messages, headers: bearer(unknownKey) })).body.error.message);
+    expect(upstream.requests).toHaveLength(upstreamBefore);
   });
 
   test('x-api-key works, and a gateway key wins over a provider key in the other header', async () => {
@@ -160,13 +174,44 @@ describe('bad requests', () => {
     expect((await call('/elsewhere', { method: 'GET' })).status).toBe(404);
   });
 
+  test('an endpoint under the wrong base is a 421 that names the base, in the format of the client that sent it, with no key needed', async () => {
+    const upstreamBefore = upstream.requests.length;
+    // Claude Code given the bare address, or the Responses base: it appends /v1/messages.
+    for (const path of ['/v1/messages?beta=true', '/second/v1/v1/messages?beta=true']) {
+      const answer = await call(path, { body: messages });
+      expect(answer.status).toBe(421);
+      expect(answer.headers.get('x-should-retry')).toBe('false');
+      expect(answer.body).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringContaining('Set ANTHROPIC_BASE_URL (Claude Code) or baseURL (Anthropic SDK) to the gateway address followed by /first.') } });
+    }
+    // Codex given the Messages base: it appends /responses.
+    const codex = await call('/first/v1/responses', { body: { model: 'gpt-5.5', input: 'hi' } });
+    expect(codex.status).toBe(421);
+    expect(codex.body.error).toMatchObject({ type: 'invalid_request_error', code: 'wrong_base_url', message: expect.stringContaining('followed by /second/v1.') });
+    expect(upstream.requests).toHaveLength(upstreamBefore);
+  });
+
+  test('every log line carries the request\'s method and path (no query string), refusals included', async () => {
+    const answers = [await call('/v1/messages?beta=true', { body: messages }), await call('/nowhere/at/all?token=secret', { method: 'GET' }), await call('/first/v1/messages', { body: messages, headers: bearer('wrong') })];
+    const lines = await Promise.all(answers.map((answer) => logOf(gateway, answer.headers.get('request-id'))));
+    expect(lines.map((line) => [line.method, line.path, line.status])).toEqual([
+      ['POST', '/v1/messages', 421],
+      ['GET', '/nowhere/at/all', 404],
+      ['POST', '/first/v1/messages', 401],
+    ]);
+    expect(JSON.stringify(lines)).not.toContain('secret');
+  });
+
   test('a model with no route is 404', async () => {
     const none = await call('/first/v1/messages', { body: { ...messages, model: 'llama-3' }, headers: bearer(key) });
     expect(none.status).toBe(404);
-    expect(none.body.error).toEqual({ type: 'not_found_error', message: 'No route for model "llama-3".' });
+    expect(none.body.error).toEqual({ type: 'not_found_error', message: 'No route for model "llama-3". Routed models: claude-dead, gpt-keyless, claude-*, gpt-*, sim-*.' });
     const second = await call('/second/v1/responses', { body: { model: 'llama-3', input: 'hi' }, headers: bearer(key) });
     expect(second.status).toBe(404);
-    expect(second.body.error).toMatchObject({ code: 'model_not_found', param: 'model' });
+    expect(second.body.error).toMatchObject({ code: 'model_not_found', param: 'model', message: expect.stringContaining('Routed models: claude-dead, gpt-keyless, claude-*, gpt-*, sim-*.') });
+    // A key with an allowlist sees the routed names it may use, and its allowlist.
+    const limited = await gateway.issueKey({ models: ['claude-dead', 'llama-*'] });
+    const narrowed = await call('/first/v1/messages', { body: { ...messages, model: 'llama-3' }, headers: bearer(limited.key) });
+    expect(narrowed.body.error.message).toBe('No route for model "llama-3". Routed models: claude-dead. This key may use: claude-dead, llama-*.');
   });
 
   test('a WebSocket upgrade on /second/v1/responses is answered 426 at once', async () => {

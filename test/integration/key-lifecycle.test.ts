@@ -187,7 +187,7 @@ describe('a key item with a malformed attribute is refused and flagged (issue 19
     await localDynamo(gateway.storeInfo.endpoint).call('PutItem', { TableName: gateway.storeInfo.keyTable, Item: { ...toItem(record), ...attributes } });
     const before = gateway.logs.length;
     const response = await fetch(`${gateway.url}/first/v1/messages`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body });
-    expect({ status: response.status, type: ((await response.json()) as { error: { type: string } }).error.type }).toEqual({ status: 401, type: 'authentication_error' });
+    expect({ status: response.status, error: ((await response.json()) as { error: { type: string } }).error }).toEqual({ status: 401, error: { type: 'authentication_error', message: `Key ${record.id} cannot be used: its entry in the key store is not valid; ask the gateway's operator to fix it or issue a new key.` } });
     const [line] = (await waitForLogs(gateway, before + 1)).slice(before);
     expect(line).toMatchObject({ status: 401, cause: expect.stringContaining(`key ${record.id} refused`) });
     expect(line?.cause).toContain(named);

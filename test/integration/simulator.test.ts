@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { startGateway, type Harness } from '../support/gateway-harness.ts';
+import { logOf, startGateway, type Harness } from '../support/gateway-harness.ts';
 
 let gateway: Harness;
 let anthropic: Anthropic;
@@ -9,8 +9,10 @@ let openai: OpenAI;
 beforeAll(async () => {
   gateway = await startGateway({
     config: {
-      upstreams: { sim: { type: 'simulator' }, paced: { type: 'simulator', delayMs: 40 } },
+      upstreams: { sim: { type: 'simulator' }, paced: { type: 'simulator', delayMs: 40 }, 'as-openai': { type: 'simulator', speaks: 'responses' }, 'as-anthropic': { type: 'simulator', speaks: 'messages' } },
       routes: [
+        { model: 'translated-gpt-*', upstream: 'as-openai' },
+        { model: 'translated-claude-*', upstream: 'as-anthropic' },
         { model: 'paced-*', upstream: 'paced' },
         { model: 'renamed', upstream: 'sim', upstreamModel: 'sim-internal' },
         { model: 'claude-sonnet-5', upstream: 'sim' },
@@ -148,5 +150,51 @@ describe('simulator through the OpenAI SDK', () => {
     const claude = await anthropic.models.list();
     expect(claude.data.map((model) => model.id)).toEqual(['renamed', 'claude-sonnet-5', 'gpt-5.5']);
     expect(claude.data[1]).toMatchObject({ type: 'model', display_name: 'claude-sonnet-5' });
+  });
+});
+
+describe("Codex's default models (0.171: tools in additional_tools namespaces, code mode)", () => {
+  const liteTools = {
+    type: 'additional_tools',
+    role: 'developer',
+    tools: [
+      { type: 'namespace', name: 'functions', tools: [{ type: 'custom', name: 'exec', description: 'Run JavaScript\n### `exec_command`\ndeclare const tools: { exec_command(args: {cmd: string}): Promise<unknown>; };', format: { type: 'grammar', syntax: 'lark', definition: 'start: SOURCE' } }] },
+      { type: 'namespace', name: 'clock', tools: [{ type: 'function', name: 'sleep', strict: false, parameters: { type: 'object', properties: { duration_ms: { type: 'number' } }, required: ['duration_ms'] } }] },
+    ],
+  };
+  const lite = (model: string, text: string) => ({ model, reasoning: { effort: 'low', context: 'all_turns' }, input: [liteTools, { type: 'message', role: 'user', content: [{ type: 'input_text', text }] }] }) as unknown as Parameters<typeof openai.responses.stream>[0];
+
+  test.each(['gpt-6.2-sol', 'translated-claude-lite'])('on %s: a nested tool is called through exec, in its namespace, and a namespaced function in its own', async (model) => {
+    const viaExec = await openai.responses.stream(lite(model, 'use exec_command with {"cmd": "echo hello-from-tool"}')).finalResponse();
+    expect(viaExec.output.at(-1)).toMatchObject({ type: 'custom_tool_call', name: 'exec', namespace: 'functions', input: expect.stringContaining('await tools.exec_command({"cmd":"echo hello-from-tool"})') });
+    const sleep = await openai.responses.stream(lite(model, 'use clock.sleep with {"duration_ms": 5}')).finalResponse();
+    expect(sleep.output.at(-1)).toMatchObject({ type: 'function_call', name: 'sleep', namespace: 'clock', arguments: '{"duration_ms":5}' });
+    expect(sleep.output[0]).toMatchObject({ type: 'reasoning' });
+  });
+});
+
+describe('a simulator told to speak one format: clients of the other go through the translator', () => {
+  test('Claude Code\'s format on a simulator speaking Responses: a translated tool turn', async () => {
+    const stream = anthropic.messages.stream({ model: 'translated-gpt-5', max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 1024 }, tools: [weather], messages: [{ role: 'user', content: 'Use get_weather with {"city": "Paris", "days": 2}' }] });
+    const message = await stream.finalMessage();
+    const { response } = await stream.withResponse();
+    expect(response.headers.get('x-gateway-upstream')).toBe('as-openai');
+    expect(message.stop_reason).toBe('tool_use');
+    // A thinking block carrying OpenAI's reasoning item (the gateway's carrier), not the Messages simulator's own signature.
+    expect(message.content[0]).toMatchObject({ type: 'thinking', signature: expect.not.stringMatching(/^sim_/) });
+    expect(message.content[1]).toMatchObject({ type: 'tool_use', name: 'get_weather', input: { city: 'Paris', days: 2 } });
+    const line = await logOf(gateway, response.headers.get('request-id'));
+    expect(line).toMatchObject({ route: 'messages', upstream: 'as-openai', status: 200 });
+  });
+
+  test('Codex\'s format on a simulator speaking Messages: a translated text turn', async () => {
+    const response = await openai.responses.create({ model: 'translated-claude-5', input: 'Say hi' });
+    expect(response.output_text).toBe('Hello from the gateway simulator. You said: Say hi');
+    expect(response.id).toMatch(/^resp_gw/);
+  });
+
+  test('only the simulator takes "speaks"', async () => {
+    const { parseRoutingConfig } = await import('../../lambda/config/routing.ts');
+    expect(() => parseRoutingConfig({ upstreams: { a: { type: 'anthropic', speaks: 'responses' } }, routes: [{ model: '*', upstream: 'a' }] })).toThrow('upstreams.a.speaks: only the simulator takes "speaks"');
   });
 });

@@ -5,7 +5,7 @@ import { fixture, sendSse, sseEvents, startUpstream, type UpstreamStub } from '.
 
 /**
  * GATEWAY_STREAM_PAD_BYTES (off by default) pads each stream write with an SSE comment line, for
- * a path that holds back small writes (README, "Streaming delivery"). The official SDKs must read
+ * a path that holds back small writes (docs/deployment.md, "Streaming delivery"). The official SDKs must read
  * the same events with it on as with it off: passthrough and translated, both formats.
  */
 const PAD = 2_048;

@@ -187,6 +187,41 @@ describe('Responses client (Codex, OpenAI SDK) via a Messages upstream', () => {
     expect(messages[2].content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_p', content: [{ type: 'text', text: 'Done!' }] }]);
   });
 
+  test("Codex's lite shape (0.171 default models): tools in additional_tools namespaces, and calls come back in their namespace", async () => {
+    const toolUse = (name: string, input: unknown) =>
+      `event: message_start\ndata: {"type":"message_start","message":{"id":"m1","usage":{"input_tokens":9,"output_tokens":1}}}\n\nevent: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_x","name":"${name}","input":{}}}\n\nevent: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":${JSON.stringify(JSON.stringify(input))}}}\n\nevent: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\nevent: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":20}}\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n`;
+    const script = 'const r = await tools.exec_command({cmd: "echo hi"});\ntext(r.output);';
+    const additionalTools = {
+      type: 'additional_tools',
+      role: 'developer',
+      tools: [
+        { type: 'namespace', name: 'functions', description: '', tools: [{ type: 'custom', name: 'exec', description: 'Run JavaScript', format: { type: 'grammar', syntax: 'lark', definition: 'start: source' } }] },
+        { type: 'namespace', name: 'clock', tools: [{ type: 'function', name: 'sleep', strict: false, parameters: { type: 'object', properties: { duration_ms: { type: 'number' } }, required: ['duration_ms'] } }] },
+      ],
+    };
+    const input = [additionalTools, { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'echo hi' }] }];
+    const request = { model: 'gpt-via-claude', reasoning: { effort: 'low', context: 'all_turns' }, tool_choice: 'auto', parallel_tool_calls: false, input } as unknown as OpenAI.Responses.ResponseCreateParamsNonStreaming;
+    const streamed = request as unknown as Parameters<typeof openai.responses.stream>[0];
+
+    messagesUpstream.reply(sendSse(toolUse('functions__exec', { input: script })));
+    const custom = await openai.responses.stream(streamed).finalResponse();
+    // Codex runs `exec` with or without its namespace, and refuses "functions__exec" (seen with 0.171.0).
+    expect(custom.output).toEqual([expect.objectContaining({ type: 'custom_tool_call', call_id: 'toolu_x', name: 'exec', namespace: 'functions', input: script })]);
+    expect(lastBody(messagesUpstream).tools.map((tool: { name: string }) => tool.name)).toEqual(['functions__exec', 'clock__sleep']);
+
+    messagesUpstream.reply(sendSse(toolUse('clock__sleep', { duration_ms: 5 })));
+    const plain = await openai.responses.create({ ...request, stream: false });
+    expect(plain.output).toEqual([expect.objectContaining({ type: 'function_call', call_id: 'toolu_x', name: 'sleep', namespace: 'clock', arguments: '{"duration_ms":5}' })]);
+
+    // The next turn sends the call back in its namespace; the upstream sees the name it called.
+    messagesUpstream.reply(sendSse(fixture('anthropic/text-stream.sse')));
+    const output = [{ type: 'input_text', text: 'Script completed' }, { type: 'input_text', text: 'hi\n' }];
+    await openai.responses.create({ ...request, stream: false, input: [...input, ...custom.output, { type: 'custom_tool_call_output', call_id: 'toolu_x', output }] as unknown as OpenAI.Responses.ResponseInputItem[] });
+    const messages = lastBody(messagesUpstream).messages;
+    expect(messages[1].content).toEqual([{ type: 'tool_use', id: 'toolu_x', name: 'functions__exec', input: { input: script } }]);
+    expect(messages[2].content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_x', content: [{ type: 'text', text: 'Script completed' }, { type: 'text', text: 'hi\n' }] }]);
+  });
+
   test('structured output (Codex title requests) maps to output_config.format', async () => {
     messagesUpstream.reply(sendSse(fixture('anthropic/text-stream.sse')));
     const schema = { type: 'object', properties: { title: { type: 'string' } }, required: ['title'], additionalProperties: false };

@@ -37,7 +37,40 @@ describe('resolveRoute', () => {
     expect(familyOfPath('/FIRST/v1/messages')).toBe('messages');
     expect(familyOfPath('/First')).toBe('messages');
     expect(familyOfPath('/firstly')).toBe('responses');
-    expect(() => resolveRoute('POST', '/FIRST/v1/messages')).toThrow(expect.objectContaining({ status: 404 }));
+    // The endpoint a path ends in says who sent it, whatever base it came under.
+    expect(familyOfPath('/v1/messages')).toBe('messages');
+    expect(familyOfPath('/second/v1/v1/messages')).toBe('messages');
+    expect(familyOfPath('/first/v1/responses')).toBe('responses');
+    expect(familyOfPath('/first/v1/models')).toBe('messages');
+  });
+
+  // Claude Code shows a 404's message as "There's an issue with the selected model" (2.1.332):
+  // a path meant for one of our endpoints under another base gets a 421 that it displays.
+  test.each([
+    ['/v1/messages', '/first', 'ANTHROPIC_BASE_URL'],
+    ['/v1/messages/count_tokens', '/first', 'ANTHROPIC_BASE_URL'],
+    ['/second/v1/v1/messages', '/first', 'ANTHROPIC_BASE_URL'],
+    ['/FIRST/v1/messages', '/first', 'ANTHROPIC_BASE_URL'],
+    ['/first/v1/v1/v1/messages', '/first', 'ANTHROPIC_BASE_URL'],
+    ['/responses', '/second/v1', 'base_url'],
+    ['/v1/responses', '/second/v1', 'base_url'],
+    ['/first/v1/responses', '/second/v1', 'base_url'],
+    ['/first/responses/compact', '/second/v1', 'base_url'],
+  ])('%s was sent under the wrong base: 421 naming %s', (path, base, setting) => {
+    let error: GatewayError | undefined;
+    try {
+      resolveRoute('POST', path);
+    } catch (caught) {
+      error = caught as GatewayError;
+    }
+    expect(error).toMatchObject({ status: 421, kind: 'wrong_base_url', headers: { 'x-should-retry': 'false' } });
+    expect(error?.message).toContain(`followed by ${base}.`);
+    expect(error?.message).toContain(setting);
+    expect(error?.message).toContain(path);
+  });
+
+  test('a model list under the wrong base names both lists', () => {
+    expect(() => resolveRoute('GET', '/v1/models')).toThrow(expect.objectContaining({ status: 421, message: expect.stringContaining('GET /first/v1/models') }));
   });
 
   test('dot segments are refused, raw or encoded, rather than resolved differently by each runtime', () => {
@@ -59,8 +92,8 @@ describe('resolveRoute', () => {
 
   test('unknown paths are 404 and wrong methods 405 with an allow header', () => {
     expect(() => resolveRoute('POST', '/first/v1/complete')).toThrow(expect.objectContaining({ status: 404 }));
-    expect(() => resolveRoute('POST', '/firstly/v1/messages')).toThrow(expect.objectContaining({ status: 404 }));
-    expect(() => resolveRoute('POST', '/first/v1/v1/v1/messages')).toThrow(expect.objectContaining({ status: 404 }));
+    expect(() => resolveRoute('POST', '/firstly/v1/complete')).toThrow(expect.objectContaining({ status: 404 }));
+    expect(() => resolveRoute('POST', '/first/v1/chat/completions')).toThrow(expect.objectContaining({ status: 404 }));
     let error: GatewayError | undefined;
     try {
       resolveRoute('GET', '/first/v1/messages');

@@ -1,7 +1,7 @@
 import type { PolicyViolation } from 'aws-cdk-lib';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { AwsSolutionsChecks, ServerlessChecks, type NagPack } from 'cdk-nag';
-import { CUSTOM_DOMAIN, onlyResource, synthGateway } from './synth.ts';
+import { CUSTOM_DOMAIN, PRIVATE_API, PRIVATE_API_EXISTING_ENDPOINT, onlyResource, routingWithIdentity, synthGateway } from './synth.ts';
 
 /**
  * The stack against cdk-nag's AwsSolutions and Serverless packs: no finding, error or warning,
@@ -14,6 +14,9 @@ const VARIANTS: [string, Record<string, unknown>][] = [
   ['with a custom domain', { customDomain: CUSTOM_DOMAIN }],
   ['with a custom domain that accepts direct requests', { customDomain: { ...CUSTOM_DOMAIN, refuseDirectRequests: false } }],
   ['with CORS, reserved concurrency and X-Ray tracing', { cors: { allowedOrigins: ['https://app.example.com'] }, reservedConcurrency: 10, tracing: true }],
+  ['with sign-in and a private API whose endpoint it creates', { routing: routingWithIdentity(), privateApi: PRIVATE_API }],
+  ['with a private API through an existing endpoint, access logs, tracing and no Function URL', { privateApi: { ...PRIVATE_API_EXISTING_ENDPOINT, accessLogs: true, functionUrl: false }, tracing: true }],
+  ['with a private API beside the custom domain', { customDomain: CUSTOM_DOMAIN, privateApi: PRIVATE_API }],
   [
     'with Bedrock: a cross-Region profile, a global one, anyModel and Mantle',
     {

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseRoutingConfig } from '../../lambda/config/routing.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CDK_JSON = JSON.parse(readFileSync(join(ROOT, 'cdk.json'), 'utf8'));
@@ -68,8 +69,48 @@ describe('cdk synth with bin/app.ts and cdk.json', () => {
     expect(result.stderr).not.toContain('Error');
     expect(result.code).toBe(0);
     expect(result.network).toBe('');
-    const template = JSON.parse(readFileSync(join(result.dir, 'cdk.out', 'SynthCheck.template.json'), 'utf8'));
-    const fn = Object.values(template.Resources as Record<string, { Type: string; Properties: any }>).find((resource) => resource.Type === 'AWS::Lambda::Function');
-    expect(JSON.parse(fn?.Properties.Environment.Variables.GATEWAY_CONFIG_JSON)).toEqual(routing);
+    // The config is in the function's bundle, read through GATEWAY_CONFIG_FILE.
+    expect(bundledConfig(result.dir, 'SynthCheck')).toEqual(routing);
+  });
+
+  test('synthesizes offline with sign-in and a private API, the config beyond what an environment variable could hold', async () => {
+    const policies = Array.from({ length: 40 }, (_, i) => ({ groups: [`team-${i}`], models: ['claude-*'], managedSettings: { env: { CLAUDE_CODE_ENABLE_GATEWAY_MODEL_DISCOVERY: '1', TEAM: `team-${i}` } } }));
+    const routing = {
+      upstreams: { sim: { type: 'simulator' } },
+      routes: [{ model: '*', upstream: 'sim' }],
+      identity: { issuer: 'https://example.okta.com/oauth2/default', clientId: '0oa1example', clientSecretEnv: 'GATEWAY_IDP_CLIENT_SECRET', adminGroups: ['gateway-admins'], policies },
+    };
+    expect(Buffer.byteLength(JSON.stringify(routing))).toBeGreaterThan(4 * 1024);
+    const privateApi = {
+      domainName: 'gw.corp.example.com',
+      certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/1a2b3c4d-aaaa-bbbb-cccc-1234567890ab',
+      vpcId: 'vpc-0123456789abcdef0',
+      subnetIds: ['subnet-0123456789abcdef0', 'subnet-0123456789abcdef1'],
+      clientCidrs: ['10.0.0.0/8'],
+      hostedZoneId: 'Z0PRIVATE123456789ABC',
+    };
+    const result = await cdkSynth({ stackName: 'SignInCheck', routing, privateApi });
+    dirs.push(result.dir);
+    expect(result.stderr).not.toContain('Error');
+    expect(result.code).toBe(0);
+    expect(result.network).toBe('');
+    // The validated config, its defaults filled.
+    expect(bundledConfig(result.dir, 'SignInCheck')).toEqual(parseRoutingConfig(routing));
+    const types = Object.values(readTemplate(result.dir, 'SignInCheck').Resources).map((resource) => resource.Type);
+    for (const type of ['AWS::ApiGateway::RestApi', 'AWS::ApiGateway::DomainNameV2', 'AWS::EC2::VPCEndpoint', 'AWS::SecretsManager::Secret', 'AWS::Route53::RecordSet']) expect(types).toContain(type);
   });
 });
+
+function readTemplate(dir: string, stackName: string): { Resources: Record<string, { Type: string; Properties: any }> } {
+  return JSON.parse(readFileSync(join(dir, 'cdk.out', `${stackName}.template.json`), 'utf8'));
+}
+
+/** The routing config in the gateway function's bundled asset, as the function reads it. */
+function bundledConfig(dir: string, stackName: string): unknown {
+  const functions = Object.entries(readTemplate(dir, stackName).Resources).filter(([logicalId, resource]) => resource.Type === 'AWS::Lambda::Function' && logicalId.startsWith('Gateway'));
+  expect(functions).toHaveLength(1);
+  const properties = (functions[0] as [string, { Properties: any }])[1].Properties;
+  expect(properties.Environment.Variables.GATEWAY_CONFIG_FILE).toBe('gateway-config.json');
+  const asset = (properties.Code.S3Key as string).replace(/\.zip$/, '');
+  return JSON.parse(readFileSync(join(dir, 'cdk.out', `asset.${asset}`, 'gateway-config.json'), 'utf8'));
+}

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GatewayConfigError, MAX_ROUTING_JSON_BYTES, parseGatewayConfig } from '../../lib/config.ts';
-import { CUSTOM_DOMAIN, DEFAULT_GATEWAY } from './synth.ts';
+import { CUSTOM_DOMAIN, DEFAULT_GATEWAY, PRIVATE_API, PRIVATE_API_EXISTING_ENDPOINT } from './synth.ts';
 
 const ROUTING = { upstreams: { sim: { type: 'simulator' } }, routes: [{ model: '*', upstream: 'sim' }] };
 
@@ -40,8 +40,9 @@ describe('parseGatewayConfig', () => {
     try {
       writeFileSync(join(dir, 'routing.json'), JSON.stringify(ROUTING));
       expect(parseGatewayConfig({ routingFile: 'routing.json' }, dir).routing).toEqual(ROUTING);
-      writeFileSync(join(dir, 'broken.json'), '{"upstreams":');
-      expect(rejection({ routingFile: 'broken.json' }, dir)).toMatch(/gateway\.routingFile: cannot read .*broken\.json as JSON/);
+      writeFileSync(join(dir, 'broken.json'), '{\n  "upstreams": {}\n  "routes": []\n}\n');
+      expect(rejection({ routingFile: 'broken.json' }, dir)).toMatch(/^gateway\.routingFile: .*broken\.json: not valid JSON at line 3, column 3: Expected ',' or '}' after property value\n {2}3 \|   "routes": \[\]\n {4}\| {3}\^$/);
+      expect(rejection({ routingFile: 'missing.json' }, dir)).toMatch(/^gateway\.routingFile: cannot read .*missing\.json: ENOENT/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -118,11 +119,50 @@ describe('parseGatewayConfig', () => {
     expect(rejection({ routing: ROUTING, alarms: { sms: '+1' } })).toMatch(/gateway\.alarms: Unrecognized key.*sms/);
   });
 
-  test('refuses a routing config too large for the function environment', () => {
-    const routes = Array.from({ length: 100 }, (_, i) => ({ model: `a-rather-long-model-name-number-${i}`, upstream: 'sim' }));
-    const message = rejection({ routing: { upstreams: ROUTING.upstreams, routes } });
-    expect(message).toContain(`at most ${MAX_ROUTING_JSON_BYTES} fit`);
+  test('takes a routing config beyond what the environment held (it travels as a file), up to 64 KiB', () => {
+    const routesOf = (count: number) => Array.from({ length: count }, (_, i) => ({ model: `a-rather-long-model-name-number-${i}`, upstream: 'sim' }));
+    // Over 4 KB: sign-in's policies and managed settings make configs this size.
+    const large = { upstreams: ROUTING.upstreams, routes: routesOf(100) };
+    expect(Buffer.byteLength(JSON.stringify(large))).toBeGreaterThan(4 * 1024);
+    expect(parseGatewayConfig({ routing: large }).routing).toEqual(large);
+    const message = rejection({ routing: { upstreams: ROUTING.upstreams, routes: routesOf(1_500) } });
+    expect(MAX_ROUTING_JSON_BYTES).toBe(64 * 1024);
+    expect(message).toContain(`the stack takes at most ${MAX_ROUTING_JSON_BYTES}`);
     expect(message).toContain('gateway.routing');
+  });
+
+  test('validates the private API: exactly one endpoint source, what each needs, and fills the defaults', () => {
+    expect(parseGatewayConfig({ routing: ROUTING, privateApi: PRIVATE_API }).privateApi).toEqual({ ...PRIVATE_API, functionUrl: true, accessLogs: false });
+    expect(parseGatewayConfig({ routing: ROUTING, privateApi: PRIVATE_API_EXISTING_ENDPOINT }).privateApi).toMatchObject(PRIVATE_API_EXISTING_ENDPOINT);
+    const { vpcId: _vpc, subnetIds: _subnets, clientCidrs: _cidrs, ...noEndpoint } = PRIVATE_API;
+    expect(rejection({ routing: ROUTING, privateApi: noEndpoint })).toContain('gateway.privateApi.vpcId: set exactly one of "vpcEndpointId"');
+    expect(rejection({ routing: ROUTING, privateApi: { ...PRIVATE_API, vpcEndpointId: 'vpce-0a1b2c3d4e5f60718' } })).toContain('gateway.privateApi.vpcId: set exactly one');
+    expect(rejection({ routing: ROUTING, privateApi: { ...noEndpoint, vpcId: PRIVATE_API.vpcId } })).toMatch(/privateApi\.subnetIds: .*subnets[\s\S]*privateApi\.clientCidrs: /);
+    expect(rejection({ routing: ROUTING, privateApi: { ...PRIVATE_API_EXISTING_ENDPOINT, vpcEndpointDnsName: undefined } })).toContain('gateway.privateApi.vpcEndpointDnsName: the record in hostedZoneId');
+    expect(rejection({ routing: ROUTING, privateApi: { ...PRIVATE_API_EXISTING_ENDPOINT, clientCidrs: ['10.0.0.0/8'] } })).toContain('gateway.privateApi.clientCidrs: belongs to an endpoint created in vpcId');
+    expect(rejection({ routing: ROUTING, privateApi: { ...PRIVATE_API, vpcEndpointDnsName: PRIVATE_API_EXISTING_ENDPOINT.vpcEndpointDnsName } })).toContain('gateway.privateApi.vpcEndpointDnsName: is for an existing vpcEndpointId');
+  });
+
+  test('names each malformed private API field', () => {
+    const message = rejection({
+      routing: ROUTING,
+      privateApi: { ...PRIVATE_API, domainName: 'GW', certificateArn: 'arn:aws:iam::123456789012:role/x', vpcId: 'vpc-1', subnetIds: ['sub-1'], clientCidrs: ['10.0.0.0'], hostedZoneId: 'zone', integrationTimeoutSeconds: 901 },
+    });
+    for (const field of ['domainName', 'certificateArn', 'vpcId', 'subnetIds.0', 'clientCidrs.0', 'hostedZoneId', 'integrationTimeoutSeconds']) expect(message).toContain(`gateway.privateApi.${field}:`);
+    expect(rejection({ routing: ROUTING, privateApi: { ...PRIVATE_API, domain: 'x' } })).toMatch(/gateway\.privateApi: Unrecognized key.*domain/);
+  });
+
+  test("with the private API, no silence the gateway allows may reach API Gateway's 5-minute idle timeout", () => {
+    const message = rejection({ routing: ROUTING, privateApi: PRIVATE_API, tuning: { firstByteTimeoutMs: 300_000, upstreamIdleTimeoutMs: 300_000, keepaliveMs: 600_000 } });
+    for (const setting of ['firstByteTimeoutMs', 'upstreamIdleTimeoutMs', 'keepaliveMs']) expect(message).toContain(`gateway.tuning.${setting}: must be under 300000 with privateApi`);
+    expect(parseGatewayConfig({ routing: ROUTING, privateApi: PRIVATE_API, tuning: { upstreamIdleTimeoutMs: 299_000 } }).tuning.upstreamIdleTimeoutMs).toBe(299_000);
+    // Without the private API, the Function URL has no such timeout.
+    expect(parseGatewayConfig({ routing: ROUTING, tuning: { upstreamIdleTimeoutMs: 600_000 } }).tuning.upstreamIdleTimeoutMs).toBe(600_000);
+  });
+
+  test('refuses a custom domain without the Function URL it fronts', () => {
+    expect(rejection({ routing: ROUTING, customDomain: CUSTOM_DOMAIN, privateApi: { ...PRIVATE_API, functionUrl: false } })).toContain('gateway.privateApi.functionUrl: customDomain puts CloudFront in front of the Function URL');
+    expect(parseGatewayConfig({ routing: ROUTING, customDomain: CUSTOM_DOMAIN, privateApi: PRIVATE_API }).privateApi?.functionUrl).toBe(true);
   });
 
   test('explains a missing gateway context', () => {

@@ -1,8 +1,8 @@
 import { jest } from '@jest/globals';
 import { Token } from 'aws-cdk-lib';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
-import { parseRoutingConfig } from '../../lambda/config/routing.ts';
 import { settingsFromEnv } from '../../lambda/config/settings.ts';
+import { CONFIG_FILE_NAME } from '../../lib/constructs/config-file.ts';
 import { KEY_TABLE_LOGICAL_ID } from '../../lib/constructs/key-table.ts';
 import { STATS_TABLE_LOGICAL_ID } from '../../lib/constructs/stats-table.ts';
 import { USAGE_TABLE_LOGICAL_ID } from '../../lib/constructs/usage-table.ts';
@@ -43,14 +43,14 @@ describe('GatewayStack', () => {
     template.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunction', InvokedViaFunctionUrl: true, Principal: '*' });
   });
 
-  test('passes the handler its contract: routing JSON, table names, secret ARN, and nothing secret', () => {
+  test('passes the handler its contract: the config file in its bundle, table names, secret ARN, and nothing secret', () => {
     const variables: Record<string, unknown> = onlyResource(template, 'AWS::Lambda::Function', 'Gateway').properties.Environment.Variables;
-    expect(Object.keys(variables).sort()).toEqual(['GATEWAY_CONFIG_JSON', 'GATEWAY_KEYS_TABLE', 'GATEWAY_METRICS_NAMESPACE', 'GATEWAY_STATS_TABLE', 'GATEWAY_UPSTREAM_SECRET', 'GATEWAY_USAGE_TABLE']);
+    expect(Object.keys(variables).sort()).toEqual(['GATEWAY_CONFIG_FILE', 'GATEWAY_KEYS_TABLE', 'GATEWAY_METRICS_NAMESPACE', 'GATEWAY_STATS_TABLE', 'GATEWAY_UPSTREAM_SECRET', 'GATEWAY_USAGE_TABLE']);
     expect(variables.GATEWAY_STATS_TABLE).toEqual({ Ref: STATS_TABLE_LOGICAL_ID });
     expect(variables.GATEWAY_METRICS_NAMESPACE).toBe(config.stackName);
     expect(variables.GATEWAY_USAGE_TABLE).toEqual({ Ref: USAGE_TABLE_LOGICAL_ID });
-    expect(parseRoutingConfig(JSON.parse(variables.GATEWAY_CONFIG_JSON as string))).toEqual(config.routing);
-    expect(variables.GATEWAY_CONFIG_JSON).toBe(JSON.stringify(config.routing));
+    // The file itself is written beside the bundle (test/lib/constructs/gateway-function.test.ts reads it).
+    expect(variables.GATEWAY_CONFIG_FILE).toBe(CONFIG_FILE_NAME);
     expect(variables.GATEWAY_KEYS_TABLE).toEqual({ Ref: KEY_TABLE_LOGICAL_ID });
     expect(variables.GATEWAY_UPSTREAM_SECRET).toEqual({ Ref: UPSTREAM_SECRET_LOGICAL_ID });
     expect(JSON.stringify(variables)).not.toContain('resolve:secretsmanager');

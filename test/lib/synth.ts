@@ -51,3 +51,30 @@ export const CUSTOM_DOMAIN = {
   hostedZoneId: 'Z0123456789ABCDEFGHIJ',
   zoneName: 'example.com',
 };
+
+/** Sign-in with an IdP that has a client secret (the routing config's `identity`). */
+export const IDENTITY = { issuer: 'https://idp.example.com/oauth2/default', clientId: '0oa1example', clientSecretEnv: 'GATEWAY_IDP_CLIENT_SECRET' };
+
+/** The default routing with sign-in added. */
+export function routingWithIdentity(identity: Record<string, unknown> = IDENTITY): Record<string, unknown> {
+  return { ...(DEFAULT_GATEWAY.routing as Record<string, unknown>), identity };
+}
+
+/** A private API whose VPC endpoint the stack creates, with a record in a private hosted zone. */
+export const PRIVATE_API = {
+  domainName: 'gw.corp.example.com',
+  certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/1a2b3c4d-aaaa-bbbb-cccc-1234567890ab',
+  vpcId: 'vpc-0123456789abcdef0',
+  subnetIds: ['subnet-0123456789abcdef0', 'subnet-0123456789abcdef1'],
+  clientCidrs: ['10.0.0.0/8', 'fd00::/8'],
+  hostedZoneId: 'Z0PRIVATE123456789ABC',
+};
+
+/** A private API through an endpoint that exists already. */
+export const PRIVATE_API_EXISTING_ENDPOINT = {
+  domainName: 'gw.corp.example.com',
+  certificateArn: PRIVATE_API.certificateArn,
+  vpcEndpointId: 'vpce-0a1b2c3d4e5f60718',
+  vpcEndpointDnsName: 'vpce-0a1b2c3d4e5f60718-abcdefgh.execute-api.eu-west-1.vpce.amazonaws.com',
+  hostedZoneId: PRIVATE_API.hostedZoneId,
+};

@@ -1,9 +1,9 @@
 import { mintKey } from '../../lambda/auth/issue-key.ts';
 import { aggregate } from '../../lambda/usage/aggregator.ts';
-import { startAwsJsonFake, type AwsJsonFake } from '../support/aws-json-fake.ts';
+import type { AwsJsonFake } from '../support/aws-json-fake.ts';
 import { startBedrockFake, type BedrockFake } from '../support/bedrock-fake.ts';
 import { fixture, sendJson, startUpstream, type UpstreamStub } from '../support/upstream-stub.ts';
-import { FUNCTION_ROLE_CREDENTIALS, startRealRuntime, type RealRuntime } from './real-runtime.ts';
+import { FUNCTION_ROLE_CREDENTIALS, startFunctionSecrets, startRealRuntime, type RealRuntime } from './real-runtime.ts';
 
 /**
  * The deployed wiring under the real runtime: the production bundle reads its upstream keys from
@@ -18,12 +18,7 @@ let key: string;
 let keyId: string;
 
 beforeAll(async () => {
-  secrets = await startAwsJsonFake({
-    service: 'secretsmanager',
-    targetPrefix: 'secretsmanager',
-    credentials: [FUNCTION_ROLE_CREDENTIALS],
-    handlers: { GetSecretValue: (input) => ({ output: { Name: input.SecretId, SecretString: JSON.stringify({ ant: 'sk-ant-from-the-secret' }) } }) },
-  });
+  secrets = await startFunctionSecrets({ ant: 'sk-ant-from-the-secret' });
   bedrock = await startBedrockFake({ credentials: [FUNCTION_ROLE_CREDENTIALS] });
   anthropic = await startUpstream(sendJson(200, fixture('anthropic/text.json')));
   runtime = await startRealRuntime({

@@ -1,10 +1,10 @@
 import { fileURLToPath } from 'node:url';
 import { mintKey } from '../../lambda/auth/issue-key.ts';
-import { startAwsJsonFake, type AwsJsonFake } from '../support/aws-json-fake.ts';
+import type { AwsJsonFake } from '../support/aws-json-fake.ts';
 import { eventually } from '../support/processes.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 import { fixture, sendJson, sendSse, sseEvents, startUpstream, type UpstreamStub } from '../support/upstream-stub.ts';
-import { FUNCTION_ROLE_CREDENTIALS, startRealRuntime, type RealRuntime } from './real-runtime.ts';
+import { startFunctionSecrets, startRealRuntime, type RealRuntime } from './real-runtime.ts';
 
 /**
  * What a cold start makes Node load, under the real runtime: the production bundle's import, a
@@ -25,12 +25,7 @@ let key: string;
 const counters: Record<'dynamodb' | 'secrets' | 'upstream', TcpProxy | undefined> = { dynamodb: undefined, secrets: undefined, upstream: undefined };
 
 beforeAll(async () => {
-  secrets = await startAwsJsonFake({
-    service: 'secretsmanager',
-    targetPrefix: 'secretsmanager',
-    credentials: [FUNCTION_ROLE_CREDENTIALS],
-    handlers: { GetSecretValue: () => ({ output: { SecretString: JSON.stringify({ ant: 'sk-ant-cold' }) } }) },
-  });
+  secrets = await startFunctionSecrets({ ant: 'sk-ant-cold' });
   upstream = await startUpstream();
   counters.secrets = await startTcpProxy(secrets.url);
   counters.upstream = await startTcpProxy(upstream.url);

@@ -27,10 +27,21 @@ const PRELUDE_END = Buffer.alloc(8);
 const MAX_PAYLOAD_BYTES = 6 * 1024 * 1024;
 const TEXT_BODY = /^(text\/|application\/((.+\+)?json|(.+\+)?xml|javascript|x-www-form-urlencoded))/i;
 
-export type Invoke = (event: LambdaFunctionURLEvent) => Invocation;
+export type Invoke<E = LambdaFunctionURLEvent> = (event: E) => Invocation;
+/** What a front makes of a request: the event the function is invoked with. */
+export type ToEvent<E> = (req: http.IncomingMessage, body: Buffer) => E;
 
 export async function startFunctionUrlFront(invoke: Invoke): Promise<{ url: string; close(): Promise<void> }> {
-  const server = http.createServer((req, res) => void handle(invoke, req, res));
+  return startStreamingFront(invoke, toEvent);
+}
+
+/**
+ * A front that invokes the function with the event `toEvent` makes of each request and answers
+ * with its streamed response, prelude decoded: a Function URL's, and a REST API's with a streaming
+ * Lambda proxy integration (the same output format, per the API Gateway page cited above).
+ */
+export async function startStreamingFront<E>(invoke: Invoke<E>, eventOf: ToEvent<E>): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => void handle(invoke, eventOf, req, res));
   const url = await listen(server);
   return {
     url,
@@ -41,11 +52,11 @@ export async function startFunctionUrlFront(invoke: Invoke): Promise<{ url: stri
   };
 }
 
-async function handle(invoke: Invoke, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+async function handle<E>(invoke: Invoke<E>, eventOf: ToEvent<E>, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   const body = Buffer.concat(chunks);
-  const event = toEvent(req, body);
+  const event = eventOf(req, body);
   if (Buffer.byteLength(JSON.stringify(event)) > MAX_PAYLOAD_BYTES) {
     res.writeHead(413, { 'content-type': 'application/json' });
     return void res.end(JSON.stringify({ Message: `Request must be smaller than ${MAX_PAYLOAD_BYTES} bytes for the InvokeFunction operation` }));

@@ -1,16 +1,23 @@
+import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { DynamoKeyStore } from '../../lambda/auth/key-store.ts';
 import type { KeyRecord } from '../../lambda/auth/key-table.ts';
 import { Rollups } from '../../lambda/usage/rollups.ts';
 import { DynamoStatsStore } from '../../lambda/usage/stats-store.ts';
 import { ensureIdentityTable, ensureKeyTable, ensureStatsTable, ensureUsageTable, localDynamo, startEmbeddedStore } from '../../bin/local/embedded-store.ts';
+import { DEFAULT_PACED_MODEL } from '../../bin/local/smoke-delivery.ts';
+import { CONFIG_FILE_NAME, configFileCommands } from '../../lib/constructs/config-file.ts';
+import { startAwsJsonFake, type AwsJsonFake } from '../support/aws-json-fake.ts';
 import { builtRicEntry } from './build-ric.ts';
 import { startFunctionUrlFront } from './function-url-front.ts';
 import { startLambdaEnvironment, type LambdaEnvironment, type LambdaEnvironmentOptions } from './lambda-environment.ts';
 import { buildProductionBundle } from './production-bundle.ts';
 
 export interface RealRuntimeOptions {
-  /** The routing config (GATEWAY_CONFIG_JSON). */
+  /**
+   * The routing config: in the production bundle's task root as the stack puts it there
+   * (GATEWAY_CONFIG_FILE); with another task root, in GATEWAY_CONFIG_JSON.
+   */
   routing: unknown;
   timeoutMs: number;
   /** More function environment: tuning variables, upstream key variables. */
@@ -40,6 +47,29 @@ export interface RealRuntime {
 /** The temporary credentials the runtime hands the function (its role's), as Lambda does: in the environment. */
 export const FUNCTION_ROLE_CREDENTIALS = { accessKeyId: 'ASIATESTTESTTESTTEST', secretAccessKey: 'test-secret' };
 
+/**
+ * A Secrets Manager for the function: GetSecretValue answers `value` as the secret's JSON string, to
+ * requests signed with the function's role credentials only. Point the function at it with
+ * `AWS_ENDPOINT_URL_SECRETSMANAGER`.
+ */
+export function startFunctionSecrets(value: unknown): Promise<AwsJsonFake> {
+  return startAwsJsonFake({
+    service: 'secretsmanager',
+    targetPrefix: 'secretsmanager',
+    credentials: [FUNCTION_ROLE_CREDENTIALS],
+    handlers: { GetSecretValue: (input) => ({ output: { Name: input.SecretId, SecretString: JSON.stringify(value) } }) },
+  });
+}
+
+/** Simulators for every model, and the paced one `npm run smoke`'s delivery check reads. */
+export const SMOKE_ROUTING = {
+  upstreams: { sim: { type: 'simulator' }, paced: { type: 'simulator', delayMs: 100 } },
+  routes: [
+    { model: DEFAULT_PACED_MODEL, upstream: 'paced' },
+    { model: '*', upstream: 'sim' },
+  ],
+};
+
 /** The RIC entry, or a clear failure telling how to build it. */
 export function requireRic(): string {
   const entry = builtRicEntry();
@@ -62,6 +92,7 @@ export async function startRealRuntime(options: RealRuntimeOptions): Promise<Rea
   await ensureStatsTable(dynamo, tables.stats);
   await ensureIdentityTable(dynamo, tables.identity);
   const taskRoot = options.taskRoot ?? (await buildProductionBundle());
+  const config = options.taskRoot === undefined ? writeConfigFile(options.routing, taskRoot) : { GATEWAY_CONFIG_JSON: JSON.stringify(options.routing) };
   const lambda = await startLambdaEnvironment({
     ricEntry,
     taskRoot,
@@ -71,7 +102,7 @@ export async function startRealRuntime(options: RealRuntimeOptions): Promise<Rea
     ...(options.launch === undefined ? {} : { launch: options.launch }),
     ...(options.onInitDone === undefined ? {} : { onInitDone: options.onInitDone }),
     environment: {
-      GATEWAY_CONFIG_JSON: JSON.stringify(options.routing),
+      ...config,
       GATEWAY_KEYS_TABLE: tables.keys,
       GATEWAY_USAGE_TABLE: tables.usage,
       GATEWAY_STATS_TABLE: tables.stats,
@@ -106,4 +137,10 @@ export async function startRealRuntime(options: RealRuntimeOptions): Promise<Rea
       if (options.taskRoot === undefined) rmSync(taskRoot, { recursive: true, force: true });
     },
   };
+}
+
+/** The config file beside the bundle, written by the very commands the stack's bundling runs. */
+function writeConfigFile(routing: unknown, taskRoot: string): { GATEWAY_CONFIG_FILE: string } {
+  for (const command of configFileCommands(routing, taskRoot)) execFileSync('bash', ['-c', command], { stdio: ['ignore', 'ignore', 'inherit'] });
+  return { GATEWAY_CONFIG_FILE: CONFIG_FILE_NAME };
 }

@@ -1,9 +1,9 @@
 import { newTokenKey } from '../../lambda/identity/secrets.ts';
-import { startAwsJsonFake, type AwsJsonFake } from '../support/aws-json-fake.ts';
+import type { AwsJsonFake } from '../support/aws-json-fake.ts';
 import { startTestIdp, type TestIdp } from '../support/oidc-idp.ts';
 import { messagesWith, ALICE } from '../support/sign-in-gateway.ts';
 import { approveInBrowser, poll, refresh, revoke, ScriptedBrowser } from '../support/sign-in.ts';
-import { FUNCTION_ROLE_CREDENTIALS, startRealRuntime, type RealRuntime } from './real-runtime.ts';
+import { startFunctionSecrets, startRealRuntime, type RealRuntime } from './real-runtime.ts';
 
 /**
  * Sign-in on the Lambda path: the production bundle under the real runtime interface client,
@@ -20,12 +20,7 @@ const tokenKey = newTokenKey();
 
 beforeAll(async () => {
   idp = await startTestIdp({ users: [ALICE] });
-  secrets = await startAwsJsonFake({
-    service: 'secretsmanager',
-    targetPrefix: 'secretsmanager',
-    credentials: [FUNCTION_ROLE_CREDENTIALS],
-    handlers: { GetSecretValue: (input) => ({ output: { Name: input.SecretId, SecretString: JSON.stringify({ tokenKey, IDP_CLIENT_SECRET: idp.clientSecret }) } }) },
-  });
+  secrets = await startFunctionSecrets({ tokenKey, IDP_CLIENT_SECRET: idp.clientSecret });
   runtime = await startRealRuntime({
     routing: {
       upstreams: { sim: { type: 'simulator' } },

@@ -1,7 +1,7 @@
 import { mintKey } from '../../lambda/auth/issue-key.ts';
 import { runSmokeChecks } from '../../bin/local/smoke-checks.ts';
 import { DEFAULT_PACED_MODEL } from '../../bin/local/smoke-delivery.ts';
-import { startRealRuntime, type RealRuntime } from './real-runtime.ts';
+import { SMOKE_ROUTING, startRealRuntime, type RealRuntime } from './real-runtime.ts';
 
 /**
  * `npm run smoke` against the production bundle under the real runtime client behind the
@@ -14,13 +14,7 @@ let key: string;
 
 beforeAll(async () => {
   runtime = await startRealRuntime({
-    routing: {
-      upstreams: { sim: { type: 'simulator' }, paced: { type: 'simulator', delayMs: 100 } },
-      routes: [
-        { model: DEFAULT_PACED_MODEL, upstream: 'paced' },
-        { model: '*', upstream: 'sim' },
-      ],
-    },
+    routing: SMOKE_ROUTING,
     timeoutMs: 30_000,
   });
   const minted = mintKey({ name: 'smoke' });

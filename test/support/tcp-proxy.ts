@@ -12,7 +12,7 @@ export interface TcpProxyOptions {
   /**
    * Holds server-to-client bytes until this many are waiting or `holdMs` has passed since the
    * first of them: a hop that delays small writes, as practitioners report of Lambda Function
-   * URLs (README, "Check it end to end"). Absent: bytes pass at once.
+   * URLs (docs/deployment.md, "Check it end to end"). Absent: bytes pass at once.
    */
   holdSmallWrites?: { untilBytes: number; holdMs: number };
   /** The first this many connections are accepted and never answered (a service that hangs); later ones pass. */

@@ -10,6 +10,7 @@ const ERROR_TYPE: Record<ErrorKind, string> = {
   authentication: 'authentication_error',
   permission: 'permission_error',
   not_found: 'not_found_error',
+  wrong_base_url: 'invalid_request_error',
   method_not_allowed: 'invalid_request_error',
   request_timeout: 'timeout_error',
   length_required: 'invalid_request_error',

@@ -10,6 +10,7 @@ const ERROR_TYPE: Record<ErrorKind, [type: string, code: string | null]> = {
   authentication: ['invalid_request_error', 'invalid_api_key'],
   permission: ['permission_error', 'model_not_allowed'],
   not_found: ['invalid_request_error', 'not_found'],
+  wrong_base_url: ['invalid_request_error', 'wrong_base_url'],
   method_not_allowed: ['invalid_request_error', 'method_not_allowed'],
   request_timeout: ['invalid_request_error', 'request_timeout'],
   length_required: ['invalid_request_error', 'length_required'],

@@ -147,6 +147,8 @@ function addTools(tools: IrTool[], list: unknown, dropped: Set<string>, namespac
       const ir: IrTool = { kind: 'custom', name: wireName };
       if (typeof tool.description === 'string') ir.description = tool.description;
       if (tool.format !== undefined) ir.format = tool.format;
+      // Codex's lite models call their `exec` tool in the `functions` namespace (0.171).
+      if (namespace) ir.namespace = { name: namespace, toolName: name };
       tools.push(ir);
     } else if (tool.type === 'namespace') {
       addTools(tools, tool.tools, dropped, name);

@@ -52,7 +52,7 @@ export function emitResponsesRequest(ir: IrRequest, target: ResponsesTarget): { 
 function toItems(ir: IrRequest, dropped: string[]): Json[] {
   const items: Json[] = [];
   const customTools = new Set(ir.tools.filter((tool) => tool.kind === 'custom').map((tool) => tool.name));
-  const namespaced = new Map(ir.tools.flatMap((tool) => (tool.kind === 'function' && tool.namespace ? [[tool.name, tool.namespace] as const] : [])));
+  const namespaced = new Map(ir.tools.flatMap((tool) => (tool.namespace ? [[tool.name, tool.namespace] as const] : [])));
   const customCalls = new Set<string>();
   for (const turn of ir.turns) {
     const pending: Json[] = [];
@@ -68,11 +68,11 @@ function toItems(ir: IrRequest, dropped: string[]): Json[] {
       }
       flushMessage();
       if (part.type === 'tool_call') {
+        const space = namespaced.get(part.name);
         if (customTools.has(part.name)) {
           customCalls.add(part.id);
-          items.push({ type: 'custom_tool_call', call_id: part.id, name: part.name, input: String(part.input.input ?? '') });
+          items.push({ type: 'custom_tool_call', call_id: part.id, name: space?.toolName ?? part.name, ...(space ? { namespace: space.name } : {}), input: String(part.input.input ?? '') });
         } else {
-          const space = namespaced.get(part.name);
           items.push({ type: 'function_call', call_id: part.id, name: space?.toolName ?? part.name, ...(space ? { namespace: space.name } : {}), arguments: JSON.stringify(part.input) });
         }
       } else if (part.type === 'tool_result') {

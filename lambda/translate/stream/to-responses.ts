@@ -131,9 +131,9 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     if (block.kind === 'tool_call') {
       const tool = this.#tools.get(block.name);
       const custom = tool?.kind === 'custom';
-      const namespace = tool?.kind === 'function' ? tool.namespace : undefined;
+      const namespace = tool?.namespace;
       const item: Json = custom
-        ? { id: newId('ctc'), type: 'custom_tool_call', status: 'in_progress', call_id: block.id, name: block.name, input: '' }
+        ? { id: newId('ctc'), type: 'custom_tool_call', status: 'in_progress', call_id: block.id, name: namespace?.toolName ?? block.name, ...(namespace ? { namespace: namespace.name } : {}), input: '' }
         : { id: newId('fc'), type: 'function_call', status: 'in_progress', call_id: block.id, name: namespace?.toolName ?? block.name, ...(namespace ? { namespace: namespace.name } : {}), arguments: '' };
       this.#open = { kind: 'call', item, json: '', custom };
       return this.#event('response.output_item.added', { output_index, item: { ...item } });

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { isRecord } from '../../observability/usage.ts';
-import { contentText, outputTokens, planReply, type Conversation, type SimulatorPlan } from './plan.ts';
+import { contentText, lastText, outputTokens, planReply, type Conversation, type SimulatorPlan } from './plan.ts';
 
 /** Reads what the simulator needs from a Messages request. */
 export function messagesConversation(body: Record<string, unknown>): Conversation {
@@ -12,12 +12,14 @@ export function messagesConversation(body: Record<string, unknown>): Conversatio
   const thinking = isRecord(body.thinking) ? body.thinking.type : undefined;
   const tools = (Array.isArray(body.tools) ? body.tools.filter(isRecord) : [])
     .filter((tool) => typeof tool.name === 'string' && isRecord(tool.input_schema))
-    .map((tool) => ({ name: tool.name as string, schema: tool.input_schema, custom: false }));
+    .map((tool) => ({ name: tool.name as string, schema: tool.input_schema, custom: false, ...(typeof tool.description === 'string' ? { description: tool.description } : {}) }));
+  const choice = isRecord(body.tool_choice) ? body.tool_choice : undefined;
   const format = isRecord(body.output_config) && isRecord(body.output_config.format) ? body.output_config.format.schema : undefined;
   return {
-    lastUserText: last?.role === 'user' ? contentText(last.content) : '',
+    lastUserText: last?.role === 'user' ? lastText(last.content) : '',
     lastToolResult: result ? contentText(result.content) || '(empty)' : undefined,
     tools,
+    forcedTool: choice?.type === 'any' ? '*' : choice?.type === 'tool' && typeof choice.name === 'string' ? choice.name : undefined,
     wantsThinking: thinking === 'enabled' || thinking === 'adaptive',
     outputSchema: format,
     promptParts: [body.system, body.messages, body.tools],

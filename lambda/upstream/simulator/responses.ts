@@ -1,28 +1,47 @@
 import { randomBytes } from 'node:crypto';
 import { isRecord } from '../../observability/usage.ts';
-import { contentText, outputTokens, planReply, type Conversation, type SimulatorPlan } from './plan.ts';
+import { contentText, lastText, outputTokens, planReply, type Conversation, type OfferedTool, type SimulatorPlan } from './plan.ts';
 import { words } from './messages.ts';
 
 const OUTPUT_TYPES = new Set(['function_call_output', 'custom_tool_call_output']);
 
-/** Reads what the simulator needs from a Responses request. */
+/**
+ * Reads what the simulator needs from a Responses request: tools from `tools` and from Codex's
+ * `additional_tools` input items (its default models' "lite" shape), namespaces flattened, freeform
+ * `custom` tools included.
+ */
 export function responsesConversation(body: Record<string, unknown>): Conversation {
   const input = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : Array.isArray(body.input) ? body.input.filter(isRecord) : [];
-  // Codex sends instructions as `developer` messages, sometimes after the user's turn.
+  // Codex sends instructions as `developer` messages (and tool lists as developer items), sometimes after the user's turn.
   const last = input.filter((item) => item.role !== 'developer' && item.role !== 'system').at(-1);
-  const tools = (Array.isArray(body.tools) ? body.tools.filter(isRecord) : [])
-    .filter((tool) => (tool.type === 'function' || tool.type === 'custom') && typeof tool.name === 'string')
-    .map((tool) => ({ name: tool.name as string, schema: tool.parameters, custom: tool.type === 'custom' }));
+  const tools = offeredTools([body.tools, ...input.filter((item) => item.type === 'additional_tools').map((item) => item.tools)]);
   const format = isRecord(body.text) && isRecord(body.text.format) && body.text.format.type === 'json_schema' ? body.text.format.schema : undefined;
   const output = last && OUTPUT_TYPES.has(String(last.type)) ? last.output : undefined;
+  const choice = body.tool_choice;
   return {
-    lastUserText: last?.role === 'user' ? contentText(last.content) : '',
+    lastUserText: last?.role === 'user' ? lastText(last.content) : '',
     lastToolResult: output === undefined ? undefined : contentText(output) || '(empty)',
     tools,
-    wantsThinking: isRecord(body.reasoning),
+    forcedTool: choice === 'required' ? '*' : isRecord(choice) && typeof choice.name === 'string' ? choice.name : undefined,
+    // `reasoning: {effort, summary, context}`; effort "none" asks for none.
+    wantsThinking: isRecord(body.reasoning) && body.reasoning.effort !== 'none',
     outputSchema: format,
     promptParts: [body.instructions, body.input, body.tools],
   };
+}
+
+function offeredTools(lists: unknown[], namespace?: string): OfferedTool[] {
+  return lists.flatMap((list) =>
+    (Array.isArray(list) ? list.filter(isRecord) : []).flatMap((tool): OfferedTool[] => {
+      if (typeof tool.name !== 'string') return [];
+      if (tool.type === 'namespace') return offeredTools([tool.tools], tool.name);
+      if (tool.type !== 'function' && tool.type !== 'custom') return [];
+      const offered: OfferedTool = { name: tool.name, schema: tool.parameters, custom: tool.type === 'custom' };
+      if (namespace) offered.namespace = namespace;
+      if (typeof tool.description === 'string') offered.description = tool.description;
+      return [offered];
+    }),
+  );
 }
 
 const id = (prefix: string) => `${prefix}_sim${randomBytes(10).toString('hex')}`;
@@ -38,11 +57,12 @@ function outputItems(plan: SimulatorPlan, includeEncrypted: boolean): Record<str
     items.push({ id: id('msg'), type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: plan.text, annotations: [], logprobs: [] }] });
   }
   if (plan.toolCall !== undefined) {
-    const { name, input, custom } = plan.toolCall;
+    const { name, namespace, input, custom } = plan.toolCall;
+    const space = namespace ? { namespace } : {};
     items.push(
       custom
-        ? { id: id('ctc'), type: 'custom_tool_call', status: 'completed', call_id: id('call'), name, input: String(input) }
-        : { id: id('fc'), type: 'function_call', status: 'completed', call_id: id('call'), name, arguments: JSON.stringify(input) },
+        ? { id: id('ctc'), type: 'custom_tool_call', status: 'completed', call_id: id('call'), name, ...space, input: String(input) }
+        : { id: id('fc'), type: 'function_call', status: 'completed', call_id: id('call'), name, ...space, arguments: JSON.stringify(input) },
     );
   }
   return items;

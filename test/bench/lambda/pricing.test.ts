@@ -1,6 +1,6 @@
 import { initCostUsd, LAMBDA_ARM64_PRICES, usdPerMillionTurns } from '../../../bench/lambda/pricing.ts';
 
-/** The README's cost table is made by these two functions: worked examples from the price list. */
+/** The cost table of docs/deployment.md is made by these two functions: worked examples from the price list. */
 test('a million 30-second turns at 1,024 MB: 30 M GB-s of arm64 duration plus a million requests', () => {
   // 1,000,000 x 1 GB x 30 s x $0.0000133334 = $400.002, + $0.20 of requests.
   expect(usdPerMillionTurns(1024, 30)).toBeCloseTo(400.202, 3);

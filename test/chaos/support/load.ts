@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { Family } from './requests.ts';
 import { bodyFor } from './requests.ts';
 
-/** Token usage with the README's meaning: `input` excludes cache reads and writes. */
+/** Token usage with the meaning of docs/keys-and-budgets.md: `input` excludes cache reads and writes. */
 export interface Tokens {
   inputTokens: number;
   outputTokens: number;

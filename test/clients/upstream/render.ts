@@ -71,13 +71,15 @@ export function errorBody(format: WireFormat, status: number, message: string): 
 }
 
 /** How a tool call's input is written for the tool the request offered under that name. */
-function toolInput(request: WireRequest, name: string, input: string | Json): { custom: boolean; text: string; object: Json } {
+function toolInput(request: WireRequest, name: string, input: string | Json): { custom: boolean; text: string; object: Json; namespace: Json } {
   const offered = request.tools.find((tool) => tool.name === name);
   const custom = offered?.kind === 'custom';
-  if (typeof input !== 'string') return { custom, text: JSON.stringify(input), object: input };
+  // A namespaced tool is called in its namespace, as OpenAI does (Codex runs nothing else).
+  const namespace = offered?.namespace ? { namespace: offered.namespace } : {};
+  if (typeof input !== 'string') return { custom, text: JSON.stringify(input), object: input, namespace };
   // Free-form input (a patch). A custom tool takes it as is; a function tool (what a translator
   // makes of a custom tool) gets it in its single string field.
-  return { custom, text: input, object: { [stringField(offered?.schema) ?? 'input']: input } };
+  return { custom, text: input, object: { [stringField(offered?.schema) ?? 'input']: input }, namespace };
 }
 
 function stringField(schema: unknown): string | undefined {
@@ -154,11 +156,11 @@ function responsesItems(request: WireRequest, answer: Answer): Json[] {
     items.push({ id: `msg_${hex()}`, type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', annotations: [], logprobs: [], text: answer.text }] });
   }
   if (answer.toolCall) {
-    const { custom, text, object } = toolInput(request, answer.toolCall.name, answer.toolCall.input);
+    const { custom, text, object, namespace } = toolInput(request, answer.toolCall.name, answer.toolCall.input);
     items.push(
       custom
-        ? { id: `ctc_${hex()}`, type: 'custom_tool_call', status: 'completed', call_id: answer.toolCall.id, name: answer.toolCall.name, input: text }
-        : { id: `fc_${hex()}`, type: 'function_call', status: 'completed', call_id: answer.toolCall.id, name: answer.toolCall.name, arguments: JSON.stringify(object) },
+        ? { id: `ctc_${hex()}`, type: 'custom_tool_call', status: 'completed', call_id: answer.toolCall.id, name: answer.toolCall.name, ...namespace, input: text }
+        : { id: `fc_${hex()}`, type: 'function_call', status: 'completed', call_id: answer.toolCall.id, name: answer.toolCall.name, ...namespace, arguments: JSON.stringify(object) },
     );
   }
   return items;

@@ -10,6 +10,8 @@ export interface OfferedTool {
   /** `custom` = free-form input (Responses custom tools such as Codex's apply_patch). */
   kind: 'function' | 'custom' | 'other';
   schema: unknown;
+  /** Responses: the namespace it was offered in (Codex's lite shape: `functions`, `clock`...). */
+  namespace?: string;
 }
 
 export type Item =
@@ -69,8 +71,10 @@ function offeredTools(format: WireFormat, body: Json): OfferedTool[] {
       return { name: str(fn.name ?? tool.name), kind: tool.type === 'function' ? 'function' : tool.type === 'custom' ? 'custom' : 'other', schema: fn.parameters };
     });
   }
-  const flat = tools.flatMap((tool) => (tool.type === 'namespace' ? list(tool.tools) : [tool]));
-  return flat.map((tool) => ({ name: str(tool.name), kind: tool.type === 'function' ? 'function' : tool.type === 'custom' ? 'custom' : 'other', schema: tool.parameters ?? tool.format }));
+  // Codex's default (lite) models declare their tools in `additional_tools` input items.
+  const declared = [...tools, ...list(body.input).filter((item) => item.type === 'additional_tools').flatMap((item) => list(item.tools))];
+  const flat = declared.flatMap((tool) => (tool.type === 'namespace' ? list(tool.tools).map((inner) => ({ ...inner, namespace: str(tool.name) })) : [tool]));
+  return flat.map((tool) => ({ name: str(tool.name), kind: tool.type === 'function' ? 'function' : tool.type === 'custom' ? 'custom' : 'other', schema: tool.parameters ?? tool.format, ...(typeof tool.namespace === 'string' ? { namespace: tool.namespace } : {}) }));
 }
 
 function outputSchema(format: WireFormat, body: Json): unknown {

@@ -1,10 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import type { App } from 'aws-cdk-lib';
+import type { Template } from 'aws-cdk-lib/assertions';
 import * as esbuild from 'esbuild';
 import { DIST_DIR } from '../../../bin/build-console.ts';
+import { parseRoutingConfig } from '../../../lambda/config/routing.ts';
+import { CONFIG_FILE_NAME } from '../../../lib/constructs/config-file.ts';
 import { consoleAssetHooks } from '../../../lib/constructs/console-assets.ts';
 import { HANDLER_BUNDLING, PROJECT_ROOT } from '../../../lib/constructs/gateway-function.ts';
 import { onlyResource, synthGateway } from '../synth.ts';
@@ -18,15 +22,12 @@ describe('GatewayFunction', () => {
 
   test('synthesizes with the real esbuild bundle: one ESM file with the require banner and a source map without sources', () => {
     const { app, template } = synthGateway({}, { bundle: true });
-    const assembly = app.synth();
-    const code = onlyResource(template, 'AWS::Lambda::Function', 'Gateway').properties.Code as { S3Key: string };
-    const assetHash = code.S3Key.replace(/\.zip$/, '');
-    const assetDir = join(assembly.directory, `asset.${assetHash}`);
+    const assetDir = bundledAsset(app, template);
 
     const bundle = readFileSync(join(assetDir, 'index.mjs'), 'utf8');
     expect(bundle.startsWith(HANDLER_BUNDLING.banner)).toBe(true);
     // lambda/handler.ts made it in: it reads its environment contract.
-    expect(bundle).toContain('GATEWAY_CONFIG_JSON');
+    expect(bundle).toContain('GATEWAY_CONFIG_FILE');
     const map = JSON.parse(readFileSync(join(assetDir, 'index.mjs.map'), 'utf8')) as { sources: string[]; sourcesContent?: unknown };
     expect(map.sources.some((source) => source.endsWith('lambda/handler.ts'))).toBe(true);
     expect(map.sourcesContent).toBeUndefined();
@@ -46,4 +47,22 @@ describe('GatewayFunction', () => {
     expect(page?.statusCode).toBe(200);
     expect(await new Response(page?.body as ReadableStream).text()).toBe(readFileSync(join(DIST_DIR, 'index.html'), 'utf8'));
   });
+
+  test('the routing config is a file beside the bundle, and a change to it is a new asset (so a deploy carries it)', () => {
+    const { app, template, config } = synthGateway({}, { bundle: true });
+    const assetDir = bundledAsset(app, template);
+    expect(readdirSync(assetDir).sort()).toEqual(['gateway-config.json', 'index.mjs', 'index.mjs.map', 'ui']);
+    const file = readFileSync(join(assetDir, CONFIG_FILE_NAME), 'utf8');
+    expect(parseRoutingConfig(JSON.parse(file))).toEqual(config.routing);
+    expect(file).toBe(JSON.stringify(config.routing));
+
+    const changed = synthGateway({ routing: { ...config.routing, routes: config.routing.routes.slice(1) } }, { bundle: true });
+    expect(bundledAsset(changed.app, changed.template)).not.toBe(assetDir);
+  });
 });
+
+/** The directory of the gateway function's bundled asset. */
+function bundledAsset(app: App, template: Template): string {
+  const code = onlyResource(template, 'AWS::Lambda::Function', 'Gateway').properties.Code as { S3Key: string };
+  return join(app.synth().directory, `asset.${code.S3Key.replace(/\.zip$/, '')}`);
+}

@@ -27,7 +27,7 @@ describe('StatsTable', () => {
 
   test('matches the table the local embedded store creates', async () => {
     let created: CreateTableInput | undefined;
-    const client = { call: async (_operation: string, input: CreateTableInput) => void (created = input) } as unknown as DynamoApi;
+    const client = { call: async (operation: string, input: CreateTableInput) => void (operation === 'CreateTable' && (created = input)) } as unknown as DynamoApi;
     await ensureStatsTable(client, 'local');
     expect(created?.KeySchema).toEqual(resource.Properties.KeySchema);
     expect(created?.AttributeDefinitions).toEqual(resource.Properties.AttributeDefinitions);

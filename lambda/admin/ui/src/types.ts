@@ -83,7 +83,13 @@ export interface IssuedKey {
   id: string;
   name: string;
   key: string;
-  setup: { claudeCode: { env: Record<string, string> }; codex: { configToml: string; env: Record<string, string> }; anthropicSdk: string; openaiSdk: string };
+  /** As the key CLI prints it (lambda/auth/client-setup.ts). */
+  setup: {
+    claudeCode: { env: Record<string, string>; settingsPath: string; settingsJson: string };
+    codex: { profile: string; profilePath: string; profileToml: string; env: Record<string, string> };
+    anthropicSdk: string;
+    openaiSdk: string;
+  };
   previousWorksUntil?: string;
 }
 

@@ -42,8 +42,9 @@ function Issued({ issued, rotated }: { issued: IssuedKey; rotated: boolean }) {
     <p><strong>This key is shown only this once.</strong> Copy it now: the gateway keeps only its digest.${rotated && issued.previousWorksUntil ? html` The previous key keeps working until <${Time} iso=${issued.previousWorksUntil} />.` : null}</p>
     <${CopyField} id="issued-key" label=${`Key ${issued.id} (${issued.name})`} value=${issued.key} />
     <details><summary>Client setup</summary>
-      <h3>Claude Code</h3><pre><code>${env(issued.setup.claudeCode.env)}</code></pre>
-      <h3>Codex CLI (~/.codex/config.toml)</h3><pre><code>${issued.setup.codex.configToml}${'\n'}${env(issued.setup.codex.env)}</code></pre>
+      <h3>Claude Code</h3><pre><code>${env(issued.setup.claudeCode.env)}${'\n'}claude</code></pre>
+      <p class="small">Or for good, in a settings file of its own (${issued.setup.claudeCode.settingsPath}, readable by you only), used with <code>claude --settings ${issued.setup.claudeCode.settingsPath}</code>:</p><pre><code>${issued.setup.claudeCode.settingsJson}</code></pre>
+      <h3>Codex CLI (${issued.setup.codex.profilePath})</h3><pre><code>${issued.setup.codex.profileToml}${'\n'}${env(issued.setup.codex.env)}${'\n'}codex --profile ${issued.setup.codex.profile}</code></pre>
       <h3>Anthropic SDK</h3><pre><code>${issued.setup.anthropicSdk}</code></pre>
       <h3>OpenAI SDK</h3><pre><code>${issued.setup.openaiSdk}</code></pre>
     </details>

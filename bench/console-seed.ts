@@ -2,6 +2,7 @@ import type { AttributeValue, WriteRequest } from '@aws-sdk/client-dynamodb';
 import type { DynamoApi } from '../lambda/aws/dynamodb.ts';
 import { foldCounters, histogramCounter, type RollupCounters, type RollupIncrement } from '../lambda/usage/rollup-fold.ts';
 import { STATS_TABLE } from '../lambda/usage/stats-table.ts';
+import { seededRandom } from '../test/support/chunking.ts';
 
 /**
  * A year of usage rollups as npm start's writer leaves them, for the console's benchmark
@@ -43,18 +44,6 @@ const PRICES = [
   [1, 0.1, 1.25, 5],
   [1.25, 0.125, 0, 10],
 ];
-
-/** A small seeded generator (mulberry32): the same shape always seeds the same rows. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 interface Actor {
   sub?: string;
@@ -157,7 +146,8 @@ async function writeRows(client: DynamoApi, tableName: string, rows: RollupIncre
  * the rest of the seeding, and how many rows of each granularity were written.
  */
 export async function seedRollups(client: DynamoApi, tableName: string, shape: SeedShape, now: Date, log: (text: string) => void = () => {}): Promise<{ population: Population; rows: Record<'H' | 'D' | 'M', number>; requests: number }> {
-  const next = random(20261126);
+  // The same shape always seeds the same rows.
+  const next = seededRandom(20261126);
   const { actors, population: who } = population(shape, next);
   const rows: Record<'H' | 'D' | 'M', number> = { H: 0, D: 0, M: 0 };
   let requests = 0;

@@ -1,3 +1,4 @@
+import type { PersonRecord } from '../../identity/store/people.ts';
 import { weekStart } from '../../usage/limits.ts';
 import { bucketOf } from '../../usage/stats-table.ts';
 import { utcDay } from '../../usage/usage-table.ts';
@@ -17,6 +18,11 @@ function peopleOf(context: AdminContext) {
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
+
+/** What both the list and a person's page say of a person. */
+function facts(person: PersonRecord) {
+  return { sub: person.sub, email: person.email ?? null, name: person.name ?? null, groups: person.groups, firstSeenAt: iso(person.firstSeenAt), lastSeenAt: iso(person.lastSeenAt) };
+}
 
 /** Each person's spend (micro-dollars) today, this week (from Monday, UTC) and this month, from the person rollups. */
 async function spendByPerson(context: AdminContext, now: Date): Promise<Map<string, { day: number; week: number; month: number }> | undefined> {
@@ -47,15 +53,7 @@ export async function listPeople(context: AdminContext) {
   return {
     people: records
       .sort((a, b) => b.lastSeenAt - a.lastSeenAt)
-      .map((person) => ({
-        sub: person.sub,
-        email: person.email ?? null,
-        name: person.name ?? null,
-        groups: person.groups,
-        firstSeenAt: iso(person.firstSeenAt),
-        lastSeenAt: iso(person.lastSeenAt),
-        spendMicroUsd: spend?.get(person.sub) ?? { day: 0, week: 0, month: 0 },
-      })),
+      .map((person) => ({ ...facts(person), spendMicroUsd: spend?.get(person.sub) ?? { day: 0, week: 0, month: 0 } })),
     spendAvailable: spend !== undefined,
   };
 }
@@ -65,12 +63,7 @@ export async function showPerson(context: AdminContext, sub: string) {
   const person = await people.find(sub).catch(() => undefined);
   if (!person || person.sub !== sub) throw adminError.notFound(`Nobody with the subject "${sub}" has signed in.`);
   return {
-    sub: person.sub,
-    email: person.email ?? null,
-    name: person.name ?? null,
-    groups: person.groups,
-    firstSeenAt: iso(person.firstSeenAt),
-    lastSeenAt: iso(person.lastSeenAt),
+    ...facts(person),
     activeSessions: person.activeSessions,
     sessions: person.sessions.map((session) => ({ id: session.id, surface: session.surface, ip: session.ip, createdAt: iso(session.createdAt), endsAt: iso(session.expiresAt * 1000), revokedAt: session.revokedAt === undefined ? null : iso(session.revokedAt) })),
   };

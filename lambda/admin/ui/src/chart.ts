@@ -37,12 +37,17 @@ export function Chart({ explorer, label }: { explorer: Explorer; label: string }
     const scale = (value: number) => (money ? value / 1e6 : value);
     const format = (value: number) => (money ? usd(value * 1e6) : count(value));
     const data: uPlot.AlignedData = [explorer.bucketStarts.map((ms) => ms / 1000), ...shown.map((entry) => entry.points.map(scale))];
+    // Day and month buckets are UTC days and months (as caps count them): named as such, one tick
+    // per bucket or every few (as many as fit, 64 px each), never as a local midnight that falls
+    // on the day before.
+    const calendar = explorer.granularity === 'H' ? undefined : new Intl.DateTimeFormat('en-US', explorer.granularity === 'D' ? { month: 'short', day: 'numeric', timeZone: 'UTC' } : { month: 'short', year: 'numeric', timeZone: 'UTC' });
+    const bucketName = (seconds: number | null) => (seconds === null || !calendar ? '–' : calendar.format(seconds * 1000));
     const plot = new uPlot(
       {
         width: Math.max(280, element.clientWidth),
         height: HEIGHT,
         series: [
-          {},
+          calendar ? { value: (_plot: uPlot, seconds: number | null) => bucketName(seconds) } : {},
           ...shown.map((entry) => ({
             label: entry.label,
             stroke: entry.color,
@@ -53,7 +58,12 @@ export function Chart({ explorer, label }: { explorer: Explorer; label: string }
           })),
         ],
         axes: [
-          { stroke: '#444' },
+          calendar
+            ? { stroke: '#444', splits: (plot: uPlot) => {
+                const step = Math.max(1, Math.ceil(explorer.buckets.length / Math.max(2, Math.floor(plot.width / 64))));
+                return explorer.bucketStarts.filter((_, i) => i % step === 0).map((ms) => ms / 1000);
+              }, values: (_plot: uPlot, ticks: number[]) => ticks.map(bucketName) }
+            : { stroke: '#444' },
           { stroke: '#444', size: money ? 88 : 64, values: (_plot: uPlot, ticks: number[]) => ticks.map((tick) => (money ? axisDollars(tick) : count(tick))) },
         ],
         scales: { x: { time: true }, y: { range: (_plot: uPlot, min: number, max: number) => [0, max > 0 ? max * 1.1 : 1] } },

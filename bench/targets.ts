@@ -54,7 +54,7 @@ export const ROWS: Row[] = [
 
 export const CONTEXT_ROWS: Row[] = [
   ...CONSOLE_CALLS.map((call): Row => ({ label: `Console API p50: ${call.label}`, key: `console.${call.id}.p50`, unit: 'ms' })),
-  { label: 'Console: rollup rows seeded (a year at 1M requests a month)', key: 'console.seed.rows', unit: 'count' },
+  { label: 'Console: rollup rows seeded (the full run: a year at 1M requests a month)', key: 'console.seed.rows', unit: 'count' },
   ...perPath((id, label) => ({ label: `Requests/s direct, c=32 (${label})`, key: `rps.${id}.direct`, unit: 'rps' })),
   ...perPath((id, label) => ({ label: `Requests/s through gateway, c=32 (${label})`, key: `rps.${id}.gateway`, unit: 'rps' })),
   ...perPath((id, label) => ({ label: `Gateway CPU busy during c=32 (${label})`, key: `share.gateway.${id}`, unit: 'percent' })),

@@ -1,6 +1,7 @@
 import type { KeyRecord } from './auth/key-table.ts';
 import type { Router } from './config/routing.ts';
 import type { Settings } from './config/settings.ts';
+import type { AdminDoor } from './admin/index.ts';
 import type { IdentityDoor } from './identity/index.ts';
 import type { CredentialSource } from './upstream/credentials.ts';
 import type { UpstreamHealth } from './upstream/upstream-health.ts';
@@ -33,6 +34,8 @@ export interface GatewayDeps {
   fetch: typeof fetch;
   /** Sign-in (the config's `identity`): absent when not configured, and nothing of it is then loaded. */
   identity?: IdentityDoor;
+  /** The console and admin API (`/admin…`): loaded on its first request. Absent: those paths are 404. */
+  admin?: AdminDoor;
 }
 
 export interface HandlerResponse {

@@ -14,7 +14,9 @@ export type RouteName =
   | 'responses_models'
   | 'responses_websocket'
   /** A sign-in path (only when the config has `identity`): the identity room answers it. */
-  | 'identity';
+  | 'identity'
+  /** The console and its API (`/admin…`): the admin room answers it, and checks its callers itself. */
+  | 'admin';
 
 /** The sign-in room's endpoints; lambda/identity/index.ts maps each to its module. */
 export type IdentityEndpoint = 'metadata' | 'device_authorization' | 'token' | 'revoke' | 'device' | 'callback' | 'managed_settings' | 'usage' | 'telemetry';
@@ -103,6 +105,11 @@ export function speaksOAuth(rawPath: string): boolean {
 }
 
 const PREFIX = /^\/(first|second)(\/.*)?$/;
+/**
+ * The console (docs/console.md): the page, its assets, sign-in and the admin API. Bodies (JSON
+ * changes, the sign-in form) are small: the unauthenticated allowance, checked before the caller is.
+ */
+const ADMIN_PATH = /^\/admin(\/.*)?$/;
 const FAMILY_PREFIX = /^\/+first(\/|$)/i;
 
 /**
@@ -151,12 +158,13 @@ function normalizePath(rawPath: string): string | undefined {
  * `<host>/first/v1` must work as a base: up to two leading `/v1` segments are accepted, which
  * also makes `/second/responses` an alias of `/second/v1/responses`.
  */
-export function resolveRoute(method: string, rawPath: string, options: { identity?: boolean } = {}): Route {
+export function resolveRoute(method: string, rawPath: string, options: { identity?: boolean; admin?: boolean } = {}): Route {
   const path = normalizePath(rawPath);
   if (options.identity && path !== undefined) {
     const identity = identityRoute(method, rawPath, path);
     if (identity) return identity;
   }
+  if (options.admin && path !== undefined && ADMIN_PATH.test(path)) return { name: 'admin', family: 'responses', maxBodyBytes: FORM_BODY_BYTES };
   const match = path === undefined ? null : PREFIX.exec(path);
   if (!match) throw notServed(method, rawPath, path, ' The endpoints are POST /first/v1/messages and POST /second/v1/responses.');
   const prefix = match[1] as 'first' | 'second';

@@ -30,10 +30,9 @@ export async function listPeople(identity: IdentityOperations, out: Output): Pro
  */
 export async function revokePerson(identity: IdentityOperations, keys: DynamoKeyStore, subOrEmail: string | undefined, out: Output): Promise<void> {
   const person = await personNamed(identity, subOrEmail, 'people revoke');
-  const sessions = await identity.revokeSessions(person.sub, 'operator', 'keys people revoke');
-  const owned = (await keys.list()).filter((record) => record.owner === person.sub && !record.revoked);
-  for (const record of owned) await keys.revoke(record.keyHash);
-  const keyIds = [...new Set(owned.map((record) => record.id))];
+  const revoked = await identity.revokePerson(person.sub, keys, 'operator', 'keys people revoke');
+  const sessions = revoked?.sessionsEnded ?? [];
+  const keyIds = revoked?.keysRevoked ?? [];
   if (out.json) return out.print(JSON.stringify({ sub: person.sub, email: person.email, sessionsEnded: sessions, keysRevoked: keyIds }));
   out.print(`Ended ${sessions.length} session(s) of ${person.email ?? person.sub}${keyIds.length > 0 ? ` and revoked their key(s) ${keyIds.join(', ')}` : ''}.`);
   out.print('They can sign in again while the identity provider lets them: remove them there (or from allowedGroups) to keep them out.');

@@ -31,6 +31,9 @@ function run(event: LambdaFunctionURLEvent, state: RequestState, deps: GatewayDe
       // Routed only when the door exists (requestContext resolves identity paths only then).
       if (!deps.identity) throw new GatewayError('not_found', 'No route.');
       return deps.identity.serve(event, state);
+    case 'admin':
+      if (!deps.admin) throw new GatewayError('not_found', 'No route.');
+      return deps.admin.serve(event, state);
     case 'responses_websocket':
       // Codex falls back to HTTP streaming at once on a 426, but retries other statuses.
       if (event.headers.upgrade?.toLowerCase() === 'websocket') {

@@ -21,6 +21,7 @@ import { messagePage } from './pages.ts';
 import { parseOverrides, resolvePolicy, type PersonOverrides } from './policy.ts';
 import type { Person, PersonPolicy, Principal } from './principal.ts';
 import { revocation } from './revocation.ts';
+import { startSignIn } from './sign-in.ts';
 import { identityKeys, type IdentityKeys, type IdentitySecret, type IdentitySecretSource } from './secrets.ts';
 import { AuditLog } from './store/audit.ts';
 import { DeviceGrantStore } from './store/device-grants.ts';
@@ -51,6 +52,11 @@ export interface IdentityDoor {
    * person has no policy: nothing beyond a key's own limits.
    */
   policyFor(principal: Principal): Promise<PersonPolicy | undefined>;
+  /**
+   * Sends the browser through the IdP for another room (`purpose` names the completion given
+   * in `completions`: the console's sign-in). The round trip comes back to /oauth/callback.
+   */
+  startSignIn(event: LambdaFunctionURLEvent, state: RequestState, purpose: string): Promise<HandlerResponse>;
 }
 
 export type { PersonPolicy };
@@ -207,5 +213,10 @@ export function createIdentityDoor(options: IdentityDoorOptions): IdentityDoor {
     },
 
     policyFor,
+
+    async startSignIn(event, state, purpose) {
+      if (!context.completions[purpose]) throw new Error(`no sign-in completion for "${purpose}"`);
+      return startSignIn(context, identityRequest(event, publicOrigin ?? options.originOf(event), state), purpose, {});
+    },
   };
 }

@@ -1,3 +1,4 @@
+import type { KeyRecord } from '../auth/key-table.ts';
 import type { DynamoApi } from '../aws/dynamodb.ts';
 import { endSession } from './session-tokens.ts';
 import { AuditLog } from './store/audit.ts';
@@ -76,6 +77,22 @@ export class IdentityOperations {
     const describe = (caps: NonNullable<PersonOverrides['caps']>) => CAP_PERIODS.map(([, name]) => `${name}=${caps[name] === undefined ? 'inherit' : caps[name] === null ? 'none' : caps[name]}`).join(' ');
     await this.audit.record({ type: 'person_caps_changed', sub, ...(current.email ? { email: current.email } : {}), actor, via, detail: `${describe(before)} -> ${describe(after)}` }, now);
     return { before, after };
+  }
+
+  /**
+   * Ends a person's access at once (the key CLI's `people revoke`, the console's revoke): every
+   * session (their signed-in clients, console sessions included), and every key tied to them.
+   * They can sign in again while the IdP lets them. Undefined when nobody with that `sub` signed in.
+   */
+  async revokePerson(sub: string, keys: { list(): Promise<KeyRecord[]>; revoke(keyHash: string): Promise<boolean> }, actor: string, via: string, now = Date.now()): Promise<{ sub: string; email?: string; sessionsEnded: string[]; keysRevoked: string[] } | undefined> {
+    const person = await this.people.get(sub);
+    if (!person) return undefined;
+    const sessionsEnded = await this.revokeSessions(sub, actor, via, now);
+    const owned = (await keys.list()).filter((record) => record.owner === sub && !record.revoked);
+    for (const record of owned) await keys.revoke(record.keyHash);
+    const keysRevoked = [...new Set(owned.map((record) => record.id))];
+    for (const key of keysRevoked) await this.audit.record({ type: 'key_revoked', key, sub, actor, via, reason: 'owner_revoked' }, now);
+    return { sub, ...(person.email ? { email: person.email } : {}), sessionsEnded, keysRevoked };
   }
 
   async #view(person: PersonRecord, now: number): Promise<PersonView> {

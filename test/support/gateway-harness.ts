@@ -10,7 +10,11 @@ import { EnvCredentials, type CredentialSource } from '../../lambda/upstream/cre
 import { nodeHttpFetch } from '../../lambda/upstream/node-http-fetch.ts';
 import { UpstreamHealth, type HealthOptions } from '../../lambda/upstream/upstream-health.ts';
 import { ensureIdentityTable, ensureKeyTable, ensureStatsTable, ensureUsageTable, localDynamo, startEmbeddedStore, type EmbeddedStore } from '../../bin/local/embedded-store.ts';
+import { createAdminDoor } from '../../lambda/admin/index.ts';
+import { ConsoleSessions } from '../../lambda/admin/console-sessions.ts';
+import { consoleCompletion } from '../../lambda/admin/sign-in.ts';
 import { createIdentityDoor, type IdentityDoor } from '../../lambda/identity/index.ts';
+import { IdentityTable } from '../../lambda/identity/store/table.ts';
 import { newTokenKey, type IdentitySecret } from '../../lambda/identity/secrets.ts';
 import { Rollups } from '../../lambda/usage/rollups.ts';
 import { PoolSpendCache } from '../../lambda/usage/group-pools.ts';
@@ -38,6 +42,8 @@ export interface HarnessOptions {
   poolCacheMs?: number;
   /** With a config that has `identity`: the IdP client secret, and a clock for the sign-in room. */
   identity?: { clientSecret?: string; now?: () => number; otlpHeaders?: string };
+  /** The console room (always built): its clock. */
+  admin?: { now?: () => number };
 }
 
 export interface Harness {
@@ -55,6 +61,8 @@ export interface Harness {
   storeInfo: { endpoint: string; keyTable: string; usageTable: string; statsTable: string; identityTable: string; identitySecret: IdentitySecret };
   /** The sign-in room, when the config has `identity`. */
   identity: IdentityDoor | undefined;
+  /** This instance's view of its upstreams (the console's Upstreams view shows it). */
+  health: UpstreamHealth;
   server: FunctionUrlServer;
   issueKey(request?: Partial<KeyRequest>): Promise<{ key: string; id: string }>;
   close(): Promise<void>;
@@ -110,14 +118,32 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
         ...(options.identity?.now ? { now: options.identity.now } : {}),
         spend: { days: (account: string, from: string) => recorder.days(account, from), pools: poolSpend },
         fetch: options.fetch ?? nodeHttpFetch,
+        completions: { console: consoleCompletion(new ConsoleSessions(new IdentityTable(storeInfo.identityTable, dynamo))) },
       })
     : undefined;
+  const health = new UpstreamHealth(options.health);
+  const router = createRouter(routing);
+  // The console as lambda/handler.ts builds it: npm start's tables (identity table always).
+  const admin = createAdminDoor({
+    keys: store,
+    dynamo,
+    identityTableName: storeInfo.identityTable,
+    statsTableName: storeInfo.statsTable,
+    ...(routing.identity ? { identityConfig: routing.identity } : {}),
+    ...(identity ? { identity } : {}),
+    router,
+    health,
+    originOf: (event) => `http://${event.requestContext.domainName}`,
+    log,
+    keyCacheSeconds: settings.keyCacheSeconds,
+    ...(options.admin?.now ? { now: options.admin.now } : {}),
+  });
   const deps: GatewayDeps = {
-    router: createRouter(routing),
+    router,
     prices: createPriceBook(routing.prices),
     keys: store,
     credentials: options.credentials ?? new EnvCredentials(options.env ?? {}),
-    health: new UpstreamHealth(options.health),
+    health,
     usage: recorder,
     poolSpend,
     settings,
@@ -125,6 +151,7 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
     // The production upstream client, so tests exercise what deploys.
     fetch: options.fetch ?? nodeHttpFetch,
     ...(identity ? { identity } : {}),
+    admin,
   };
   const handler = createGateway(deps) as unknown as StreamingHandler;
   const server = createFunctionUrlServer(handler, {
@@ -143,6 +170,7 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
     recorder,
     storeInfo,
     identity,
+    health,
     server,
     logs,
     rawLogs,

@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildBundle, measureColdImport, removeBundle, type BuiltBundle } from './bundle.ts';
 import { parseConfig, type BenchConfig } from './config.ts';
+import { consolePhase } from './console.ts';
 import type { PhaseContext } from './phase-context.ts';
 import { formatLambdaReport } from './lambda/report.ts';
 import { measureLambdaSizes } from './lambda/sizes.ts';
@@ -99,8 +100,23 @@ async function profileRun(bundle: BuiltBundle): Promise<void> {
   }
 }
 
+/** The console's API against npm start with a year of seeded usage: figures once per run. */
+let consoleTable: string | undefined;
+async function consoleRun(): Promise<void> {
+  if (!config.console.enabled) return;
+  try {
+    const result = await consolePhase(config, log);
+    for (const [name, value] of Object.entries(result.figures)) results.once[name] = [value];
+    results.errors.push(...result.errors);
+    consoleTable = result.table;
+  } catch (error) {
+    results.errors.push(`console: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  }
+}
+
 async function main(): Promise<void> {
   mkdirSync(config.outDir, { recursive: true });
+  if (config.consoleOnly) return consoleRun();
   log('building the handler bundle (esbuild, production options)');
   const bundle = await buildBundle();
   try {
@@ -108,6 +124,7 @@ async function main(): Promise<void> {
   } finally {
     removeBundle(bundle);
   }
+  await consoleRun();
 }
 
 async function measure(bundle: BuiltBundle): Promise<void> {
@@ -138,6 +155,7 @@ try {
 results.durationS = (Date.now() - startedAt.getTime()) / 1000;
 const file = writeReport(results);
 for (const profile of results.profiles) console.log(`\n${formatProfile(profile)}`);
+if (consoleTable) console.log(`\n${consoleTable}`);
 if (results.lambda) {
   const report = formatLambdaReport(results.lambda, config.smoke);
   console.log(`\n${report}`);

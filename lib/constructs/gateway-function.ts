@@ -10,6 +10,7 @@ import type { RoutingConfig } from '../../lambda/config/routing.ts';
 import type { CorsConfig, TuningConfig } from '../config.ts';
 import type { AccessStatement } from './bedrock-access.ts';
 import { CONFIG_FILE_NAME, configFileHooks } from './config-file.ts';
+import { consoleAssetHooks } from './console-assets.ts';
 import type { IdentitySecret } from './identity-secret.ts';
 import type { IdentityTable } from './identity-table.ts';
 import type { KeyTable } from './key-table.ts';
@@ -122,6 +123,8 @@ export class GatewayFunction extends Construct {
     });
     this.logGroup.grantWrite(role);
     props.keyTable.grantKeyLookup(role);
+    // The console's admin API (/admin/api) manages keys from this same function.
+    props.keyTable.grantKeyAdministration(role);
     props.usageTable.grantMetering(role);
     props.statsTable.grantGateway(role);
     props.upstreamSecret?.grantRead(role);
@@ -138,8 +141,10 @@ export class GatewayFunction extends Construct {
       runtime: Runtime.NODEJS_24_X,
       // Cheaper per GB-second than x86 with the same pure-JavaScript bundle.
       architecture: Architecture.ARM_64,
-      // The routing config rides along as a file beside index.mjs (GATEWAY_CONFIG_FILE).
-      bundling: { ...HANDLER_BUNDLING, commandHooks: configFileHooks(props.routing, HANDLER_BUNDLING.commandHooks) },
+      // The routing config rides along as a file beside index.mjs (GATEWAY_CONFIG_FILE), after the
+      // files the handler reads (the login helper), and the console page at ui/dist
+      // (lambda/admin/assets.ts reads it there).
+      bundling: { ...HANDLER_BUNDLING, commandHooks: consoleAssetHooks(configFileHooks(props.routing, HANDLER_BUNDLING.commandHooks)) },
       role,
       logGroup: this.logGroup,
       loggingFormat: LoggingFormat.JSON,

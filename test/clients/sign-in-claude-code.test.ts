@@ -187,13 +187,15 @@ describe(book.title, () => {
       // Signed in to a gateway, Claude Code asks it for the person's spend, with the session's bearer.
       const asked = await waitForExchange('GET', '/first/api/oauth/usage', before);
       expect(asked.headers.authorization).toBe(`Bearer ${lastTokens().access_token}`);
-      // Main has no /api/oauth/usage yet (the person caps that give it dollars are the policy
-      // branch's): a 404 in the Anthropic envelope, which Claude Code takes as "no amounts" and
-      // shows no dollars and no error.
-      expect(asked.status).toBe(404);
-      expect(JSON.parse(asked.response)).toMatchObject({ type: 'error', error: { type: 'not_found_error' } });
-      const after = await session.tui.capture();
-      expect(after).not.toMatch(/spent|API Error|Failed to load usage/i);
+      // Alice has no cap: no limits, and her spend in cents for the UTC day, week and month,
+      // which Claude Code shows as dollars beside the session's cost.
+      expect(asked.status).toBe(200);
+      expect(asked.responseHeaders['cache-control']).toBe('no-store');
+      const usage = JSON.parse(asked.response) as { limits: unknown[]; extra_usage: { monthly_limit: null; used_credits: number; daily: { used_credits: number }; weekly: { used_credits: number } } };
+      expect(usage).toMatchObject({ limits: [], extra_usage: { is_enabled: true, monthly_limit: null, utilization: null, currency: 'USD', daily: { limit: null }, weekly: { limit: null } } });
+      const dollars = (cents: number) => `\\$${cents / 100}`;
+      await session.tui.waitFor(new RegExp(`Spend \\(UTC\\)\\s+${dollars(usage.extra_usage.daily.used_credits)} today · ${dollars(usage.extra_usage.weekly.used_credits)} this week · ${dollars(usage.extra_usage.used_credits)} this month`));
+      expect(await session.tui.capture()).not.toMatch(/API Error|Failed to load usage/i);
       await session.tui.press('Escape');
     });
 

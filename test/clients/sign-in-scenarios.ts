@@ -17,8 +17,8 @@ export const CLAUDE_SIGN_IN = {
   turn: row('sign-in-turn', 'Sign-in: a turn with the session token (refreshed first: 5-minute tokens)', 'The gateway hands out 5-minute tokens here, so Claude Code refreshes before its first request (less than 5 minutes left): the refresh grant rotates the tokens, and the turn carries the new access token.'),
   usage: row(
     'sign-in-usage',
-    'Sign-in: /usage asks the gateway for the person\'s spend (main: 404, no dollars yet)',
-    'Signed in, /usage shows the session\'s cost (Claude Code\'s own count) and asks GET /first/api/oauth/usage with the session\'s bearer. Main does not serve that path yet (person caps and their dollars come with the policy work): it answers 404 not_found_error, and Claude Code shows no amounts and no error.',
+    'Sign-in: /usage shows the person\'s spend from GET /first/api/oauth/usage',
+    'Signed in, /usage asks GET /first/api/oauth/usage with the session\'s bearer. Alice has no cap: the gateway answers no limits and her spend in cents for the UTC day, week and month (no-store), and Claude Code shows them as "Spend (UTC) $… today · $… this week · $… this month" beside the session\'s cost.',
   ),
   logout: row('sign-in-logout', 'Sign-in: /logout revokes both tokens; the old token is refused at once', 'Claude Code posts the access token, then the refresh token, to the revocation endpoint; the gateway then answers the old access token 401 authentication_error with x-should-retry: false, and the refresh token invalid_grant.'),
   removed: row('sign-in-removed', 'Sign-in: a person removed at the IdP is asked to sign in again at the next refresh', 'Bob signs in with /login; he is removed at the IdP; at his next turn Claude Code refreshes, the gateway asks the IdP, answers 401 invalid_grant and ends the session; the turn\'s request is refused 401 (x-should-retry: false) and Claude Code says "Please run /login".'),

@@ -16,6 +16,7 @@ const FORBIDDEN: { pattern: RegExp; reason: string }[] = [
   { pattern: /^node_modules\/@smithy\/(signature-v4|core)\//, reason: "the AWS SDK's signer (lambda/aws/signer.ts signs on node:crypto: the SDK's costs 18 kB and ~3 ms of every cold start)" },
   { pattern: /^node_modules\/(level|classic-level|memory-level|abstract-level)\//, reason: "the local store's LevelDB modules" },
   { pattern: /^(bin|lib|test)\//, reason: 'local, CDK or test code' },
+  { pattern: /^lambda\/admin\/ui\//, reason: 'the console page (served as files beside the bundle, never imported)' },
   ...devDependencies.map((name) => ({ pattern: new RegExp(`^node_modules/${name.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}/`), reason: `the dev dependency ${name}` })),
 ];
 

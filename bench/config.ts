@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { FULL_SHAPE, SMOKE_SHAPE, type SeedShape } from './console-seed.ts';
 
 /**
  * How long and how hard each phase runs. The full run takes about 6.5 minutes on 2 cores (2 of
@@ -25,6 +26,10 @@ export interface BenchConfig {
   memory: { streams: number; burst: number; gapMs: number; settleMs: number; holdMs: number; sampleEveryMs: number; openTimeoutMs: number };
   coldImports: number;
   profileMs: number;
+  /** --console-only: nothing but the console's phase (no bundle, no repetitions). */
+  consoleOnly: boolean;
+  /** The console's API against npm start with a year of seeded rollups (bench/console.ts); false with --no-console. */
+  console: { enabled: boolean; shape: SeedShape; warmup: number; samples: number };
   /** Lambda memory sizes under a CPU quota (bench/lambda/): which parts run, and how much of each. */
   lambda: {
     /** False with --no-lambda. */
@@ -40,7 +45,7 @@ export interface BenchConfig {
   };
 }
 
-type Base = Omit<BenchConfig, 'smoke' | 'profile' | 'lambdaProfile' | 'outDir' | 'lambda'> & { lambda: Omit<BenchConfig['lambda'], 'enabled'> };
+type Base = Omit<BenchConfig, 'smoke' | 'profile' | 'lambdaProfile' | 'outDir' | 'lambda' | 'console' | 'consoleOnly'> & { lambda: Omit<BenchConfig['lambda'], 'enabled'>; console: Omit<BenchConfig['console'], 'enabled'> };
 
 /** Lambda's memory sizes the report covers: the smallest, its doublings, the default, one vCPU. */
 export const LAMBDA_SIZES_MB = [128, 256, 512, 1024, 1769];
@@ -55,6 +60,7 @@ const FULL: Base = {
   memory: { streams: 1_000, burst: 100, gapMs: 500, settleMs: 500, holdMs: 2_000, sampleEveryMs: 250, openTimeoutMs: 20_000 },
   coldImports: 11,
   profileMs: 4_000,
+  console: { shape: FULL_SHAPE, warmup: 3, samples: 40 },
   lambda: { sizes: LAMBDA_SIZES_MB, importSamples: 7, coldSamples: 9, warmupRequests: 300, warmRequests: 200, streams: { count: 10, small: 16, large: 1_024 } },
 };
 
@@ -68,6 +74,7 @@ const SMOKE: Base = {
   memory: { streams: 20, burst: 10, gapMs: 100, settleMs: 100, holdMs: 300, sampleEveryMs: 100, openTimeoutMs: 5_000 },
   coldImports: 2,
   profileMs: 300,
+  console: { shape: SMOKE_SHAPE, warmup: 1, samples: 2 },
   // The smallest and the largest size: both ends of the quota path, in seconds.
   lambda: { sizes: [1769, 128], importSamples: 1, coldSamples: 1, warmupRequests: 2, warmRequests: 5, streams: { count: 2, small: 4, large: 32 } },
 };
@@ -82,7 +89,10 @@ const USAGE = `npm run bench [-- options]
                  under a CPU quota, the bundle under the real runtime client (about 2 min)
                  (--lambda-only --profile: only where a warm request's CPU goes inside the
                  runtime, at a full CPU, with CPU per request; about 30 s)
-  --no-lambda    everything but the Lambda memory sizes`;
+  --no-lambda    everything but the Lambda memory sizes
+  --console-only only the console's API against npm start with a year of seeded usage
+                 (1M requests a month): p50 and p95 of each call (about 2 min)
+  --no-console   everything but the console's API`;
 
 export function parseConfig(argv: string[]): BenchConfig {
   const { values } = parseArgs({
@@ -95,6 +105,8 @@ export function parseConfig(argv: string[]): BenchConfig {
       help: { type: 'boolean', default: false },
       'lambda-only': { type: 'boolean', default: false },
       'no-lambda': { type: 'boolean', default: false },
+      'console-only': { type: 'boolean', default: false },
+      'no-console': { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -104,14 +116,17 @@ export function parseConfig(argv: string[]): BenchConfig {
   }
   const base = values.smoke ? SMOKE : FULL;
   if (values['lambda-only'] && values['no-lambda']) throw new Error('--lambda-only and --no-lambda exclude each other');
+  if (values['console-only'] && (values['no-console'] || values['lambda-only'])) throw new Error('--console-only goes with neither --no-console nor --lambda-only');
+  const consoleOnly = values['console-only'];
   const lambdaOnly = values['lambda-only'];
-  const reps = lambdaOnly ? 0 : values.reps === undefined ? base.reps : Number(values.reps);
+  const reps = lambdaOnly || consoleOnly ? 0 : values.reps === undefined ? base.reps : Number(values.reps);
   // --reps 0 --profile: profiles only, for a quick look at what dominates.
-  const least = values.profile || lambdaOnly ? 0 : 1;
+  const least = values.profile || lambdaOnly || consoleOnly ? 0 : 1;
   if (!Number.isInteger(reps) || reps < least || reps > 20) throw new Error(`--reps must be an integer from ${least} to 20, got "${values.reps}"`);
   // The smoke run profiles too: the profile path must not rot either.
   // --lambda-only --profile: the runtime profile instead of the sizes.
-  const lambdaProfile = !values['no-lambda'] && (values.smoke || (lambdaOnly && values.profile));
-  const lambda = { ...base.lambda, enabled: !values['no-lambda'] && !(lambdaOnly && values.profile) };
-  return { ...base, reps, lambda, smoke: values.smoke, profile: !lambdaOnly && (values.profile || values.smoke), lambdaProfile, outDir: values.out };
+  const lambdaProfile = !values['no-lambda'] && !consoleOnly && (values.smoke || (lambdaOnly && values.profile));
+  const lambda = { ...base.lambda, enabled: !values['no-lambda'] && !consoleOnly && !(lambdaOnly && values.profile) };
+  const consoleRun = { ...base.console, enabled: !values['no-console'] && !lambdaOnly };
+  return { ...base, reps, lambda, console: consoleRun, consoleOnly, smoke: values.smoke, profile: !lambdaOnly && !consoleOnly && (values.profile || values.smoke), lambdaProfile, outDir: values.out };
 }

@@ -107,7 +107,7 @@ function writeJson(results: RunResults, all: Record<string, Summary>, targeted: 
   mkdirSync(results.config.outDir, { recursive: true });
   // Only a full measured run becomes latest.json; smoke and profile-only runs keep their own file.
   const full = !results.config.smoke && results.reps.length > 0;
-  const name = full ? `bench-${results.startedAt.replace(/[:.]/g, '-')}.json` : results.config.smoke ? 'smoke.json' : 'profile.json';
+  const name = full ? `bench-${results.startedAt.replace(/[:.]/g, '-')}.json` : results.config.smoke ? 'smoke.json' : results.config.consoleOnly ? 'console.json' : 'profile.json';
   const file = join(results.config.outDir, name);
   const json = JSON.stringify({ ...results, machine: machine(), summary: all, table: targeted, context }, null, 2);
   writeFileSync(file, json);

@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildBundle, measureColdImport, removeBundle, type BuiltBundle } from './bundle.ts';
 import { parseConfig, type BenchConfig } from './config.ts';
+import { consolePhase } from './console.ts';
 import type { PhaseContext } from './phase-context.ts';
 import { formatLambdaReport } from './lambda/report.ts';
 import { formatLambdaProfile, profileLambda } from './lambda/profile.ts';
@@ -100,8 +101,23 @@ async function profileRun(bundle: BuiltBundle): Promise<void> {
   }
 }
 
+/** The console's API against npm start with a year of seeded usage: figures once per run. */
+let consoleTable: string | undefined;
+async function consoleRun(): Promise<void> {
+  if (!config.console.enabled) return;
+  try {
+    const result = await consolePhase(config, log);
+    for (const [name, value] of Object.entries(result.figures)) results.once[name] = [value];
+    results.errors.push(...result.errors);
+    consoleTable = result.table;
+  } catch (error) {
+    results.errors.push(`console: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  }
+}
+
 async function main(): Promise<void> {
   mkdirSync(config.outDir, { recursive: true });
+  if (config.consoleOnly) return consoleRun();
   log('building the handler bundle (esbuild, production options)');
   const bundle = await buildBundle();
   try {
@@ -109,6 +125,7 @@ async function main(): Promise<void> {
   } finally {
     removeBundle(bundle);
   }
+  await consoleRun();
 }
 
 async function measure(bundle: BuiltBundle): Promise<void> {
@@ -147,6 +164,7 @@ results.durationS = (Date.now() - startedAt.getTime()) / 1000;
 const file = writeReport(results);
 for (const profile of results.profiles) console.log(`\n${formatProfile(profile)}`);
 if (results.lambdaProfile) console.log(`\n${formatLambdaProfile(results.lambdaProfile)}`);
+if (consoleTable) console.log(`\n${consoleTable}`);
 if (results.lambda) {
   const report = formatLambdaReport(results.lambda, config.smoke);
   console.log(`\n${report}`);

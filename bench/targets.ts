@@ -1,3 +1,4 @@
+import { consoleCalls } from './console.ts';
 import { PATHS, PASSTHROUGH } from './workloads.ts';
 
 /**
@@ -29,6 +30,9 @@ function perPath(make: (id: string, label: string) => Row): Row[] {
   return PASSTHROUGH.map((path) => make(path.id, path.label));
 }
 
+/** The console's calls, as the table names them (the paths do not matter here). */
+const CONSOLE_CALLS = consoleCalls({ people: [], keys: [], models: [], upstreams: [] }, 0);
+
 export const ROWS: Row[] = [
   ...perPath((id, label) => ({ label: `Throughput gateway/direct, c=32 (${label})`, key: `ratio.${id}`, unit: 'percent', target: { op: '>=', value: 0.25, stretch: 0.4 } })),
   ...perPath((id, label) => ({ label: `Added latency p50, c=1 (${label})`, key: `added.c1.p50.${id}`, unit: 'ms', target: { op: '<=', value: 0.3 } })),
@@ -44,9 +48,13 @@ export const ROWS: Row[] = [
   { label: 'Memory per open stream (RSS, 1,000 paced streams)', key: 'memory.stream.rss', unit: 'KiB', target: { op: '<=', value: 64 * KIB } },
   { label: 'Handler bundle, minified', key: 'bundle.bytes', unit: 'kB', target: { op: '<=', value: 500_000 } },
   { label: 'Cold import of the bundle (in a fresh process)', key: 'cold.import', unit: 'ms', target: { op: '<=', value: 150 } },
+  // Each console call with a year of usage at 1M requests a month (bench/console.ts).
+  ...CONSOLE_CALLS.map((call): Row => ({ label: `Console API p95: ${call.label}`, key: `console.${call.id}.p95`, unit: 'ms', target: { op: '<=', value: 300 } })),
 ];
 
 export const CONTEXT_ROWS: Row[] = [
+  ...CONSOLE_CALLS.map((call): Row => ({ label: `Console API p50: ${call.label}`, key: `console.${call.id}.p50`, unit: 'ms' })),
+  { label: 'Console: rollup rows seeded (the full run: a year at 1M requests a month)', key: 'console.seed.rows', unit: 'count' },
   ...perPath((id, label) => ({ label: `Requests/s direct, c=32 (${label})`, key: `rps.${id}.direct`, unit: 'rps' })),
   ...perPath((id, label) => ({ label: `Requests/s through gateway, c=32 (${label})`, key: `rps.${id}.gateway`, unit: 'rps' })),
   ...perPath((id, label) => ({ label: `Gateway CPU busy during c=32 (${label})`, key: `share.gateway.${id}`, unit: 'percent' })),

@@ -9,8 +9,12 @@ import { deliverFirstKey } from './local/first-key.ts';
 import { routingConfigForStart } from './local/routing-config.ts';
 import { createFunctionUrlServer, LOCAL_SERVER_DEFAULTS, type StreamingHandler } from './local/function-url-server.ts';
 import { ensureIdentitySecret } from './local/identity-secret.ts';
+import { consoleLinkNotice, makeConsoleLink } from './local/console-link.ts';
 import { claimForServer, listen, onStopRequest, StartRefused } from './local/process-life.ts';
 import { setupText } from './local/setup-text.ts';
+import { ConsoleSessions } from '../lambda/admin/console-sessions.ts';
+import { AuditLog } from '../lambda/identity/store/audit.ts';
+import { IdentityTable } from '../lambda/identity/store/table.ts';
 
 /**
  * `npm start`: the gateway on this machine, no AWS account and no network needed. It runs the
@@ -38,6 +42,8 @@ const dynamo = localDynamo(store.endpoint);
 await ensureKeyTable(dynamo, LOCAL_KEY_TABLE);
 await ensureUsageTable(dynamo, LOCAL_USAGE_TABLE);
 await ensureStatsTable(dynamo, LOCAL_STATS_TABLE);
+// The console's sessions and audit trail (and sign-in's items, with `identity`).
+await ensureIdentityTable(dynamo);
 
 // The tables are the embedded store's; the user's own AWS settings (credentials, region,
 // profile) are left alone, for upstreams that sign with them.
@@ -46,6 +52,7 @@ Object.assign(env, {
   GATEWAY_KEYS_TABLE: LOCAL_KEY_TABLE,
   GATEWAY_USAGE_TABLE: LOCAL_USAGE_TABLE,
   GATEWAY_STATS_TABLE: LOCAL_STATS_TABLE,
+  GATEWAY_IDENTITY_TABLE: LOCAL_IDENTITY_TABLE,
   GATEWAY_LOCAL_STORE_ENDPOINT: store.endpoint,
   // A long-running server adds usage up and writes it every second (a kill -9 loses at most that).
   GATEWAY_USAGE_FLUSH_MS: env.GATEWAY_USAGE_FLUSH_MS ?? '1000',
@@ -59,8 +66,7 @@ if (config.identity) {
     console.error(`The config's identity.clientSecretEnv names ${secretEnv}: set it to the IdP client secret (or leave clientSecretEnv out for a public client).`);
     process.exit(1);
   }
-  await ensureIdentityTable(dynamo);
-  Object.assign(env, { GATEWAY_IDENTITY_TABLE: LOCAL_IDENTITY_TABLE, GATEWAY_IDENTITY_SECRET_FILE: ensureIdentitySecret(dataDir) });
+  Object.assign(env, { GATEWAY_IDENTITY_SECRET_FILE: ensureIdentitySecret(dataDir) });
 }
 installAwsLambdaGlobal();
 // Imported only now: the module reads the environment and middy tags it at evaluation time.
@@ -113,6 +119,11 @@ console.log(`  Key store: ${dataDir}`);
 if (config.identity) {
   const origin = config.identity.publicUrl ? new URL(config.identity.publicUrl).origin : url;
   console.log(`  Sign-in:   ${origin}/device with ${config.identity.issuer} (register the redirect URI ${origin}/oauth/callback there)`);
+  console.log(`  Console:   ${origin}/admin (members of identity.adminGroups and viewerGroups; or a one-time link: npm run keys -- console-link)`);
+} else {
+  const identityTable = new IdentityTable(LOCAL_IDENTITY_TABLE, dynamo);
+  const link = await makeConsoleLink(new ConsoleSessions(identityTable), new AuditLog(identityTable, () => {}), url, 'admin', 'npm start');
+  console.log(consoleLinkNotice(process.stdout, dataDir, `${url}/admin`, link));
 }
 if (existing.length === 0) {
   const { key, record } = mintKey({ name: 'default' });

@@ -1,5 +1,6 @@
 import {
   BatchGetItemCommand,
+  BatchWriteItemCommand,
   CreateTableCommand,
   DeleteItemCommand,
   GetItemCommand,
@@ -19,6 +20,7 @@ const COMMANDS = {
   Query: QueryCommand,
   Scan: ScanCommand,
   BatchGetItem: BatchGetItemCommand,
+  BatchWriteItem: BatchWriteItemCommand,
   CreateTable: CreateTableCommand,
 } as const;
 

@@ -1,10 +1,12 @@
 import type { KeyRecord } from './auth/key-table.ts';
 import type { Router } from './config/routing.ts';
 import type { Settings } from './config/settings.ts';
+import type { AdminDoor } from './admin/index.ts';
 import type { IdentityDoor } from './identity/index.ts';
 import type { CredentialSource } from './upstream/credentials.ts';
 import type { UpstreamHealth } from './upstream/upstream-health.ts';
 import type { PriceBook } from './usage/prices.ts';
+import type { SpendReaders } from './usage/spend-standing.ts';
 import type { UsageRecorder } from './usage/usage-recorder.ts';
 
 /** The key-table operations the request path needs. */
@@ -22,6 +24,8 @@ export interface GatewayDeps {
   health: UpstreamHealth;
   /** Usage metering (per key and person, and the rollups) and limits; without it nothing is metered and only the output ceiling applies. */
   usage?: Pick<UsageRecorder, 'record' | 'admitRequest' | 'days' | 'acquireLease' | 'releaseLease'>;
+  /** What groups have spent (the group rollups), for group pools; absent: pools cannot be checked and a person with one is refused (fail closed). */
+  poolSpend?: SpendReaders['pools'];
   /** Prices per model (the built-in table plus the routing config's `prices`). */
   prices: PriceBook;
   settings: Settings;
@@ -30,6 +34,8 @@ export interface GatewayDeps {
   fetch: typeof fetch;
   /** Sign-in (the config's `identity`): absent when not configured, and nothing of it is then loaded. */
   identity?: IdentityDoor;
+  /** The console and admin API (`/admin…`): loaded on its first request. Absent: those paths are 404. */
+  admin?: AdminDoor;
 }
 
 export interface HandlerResponse {

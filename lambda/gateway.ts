@@ -32,7 +32,7 @@ type Request = Parameters<NonNullable<GatewayMiddleware['before']>>[0];
 export function createGateway(deps: GatewayDeps) {
   const cache = new KeyCache(deps.settings.keyCacheSeconds);
   const configuredModels = new Set(deps.router.modelIds);
-  const context = requestContext(deps.settings, { identity: deps.identity !== undefined });
+  const context = requestContext(deps.settings, { identity: deps.identity !== undefined, admin: deps.admin !== undefined });
   const auth = authenticate(deps, cache);
   const handler = middy<LambdaFunctionURLEvent, HandlerResponse, Error, GatewayContext>({
     executionMode: executionModeStreamifyResponse,

@@ -1,3 +1,5 @@
+import type { LambdaFunctionURLEvent } from 'aws-lambda';
+import type { AdminDoor } from './admin/index.ts';
 import { DynamoKeyStore } from './auth/key-store.ts';
 import { bareDynamo } from './aws/dynamodb.ts';
 import { bareSecretReader } from './aws/secrets.ts';
@@ -12,6 +14,7 @@ import { EnvCredentials, SecretsManagerCredentials } from './upstream/credential
 import { nodeHttpFetch } from './upstream/node-http-fetch.ts';
 import { UpstreamHealth } from './upstream/upstream-health.ts';
 import { createPriceBook } from './usage/prices.ts';
+import { PoolSpendCache } from './usage/group-pools.ts';
 import { DynamoStatsStore } from './usage/stats-store.ts';
 import { UsageRecorder } from './usage/usage-recorder.ts';
 import { DynamoUsageStore } from './usage/usage-store.ts';
@@ -34,6 +37,8 @@ import { DynamoUsageStore } from './usage/usage-store.ts';
  * - with the config's `identity` (sign-in, docs/sign-in.md): GATEWAY_IDENTITY_TABLE (required),
  *   and the identity secret: GATEWAY_IDENTITY_SECRET (Secrets Manager id, deployed) or
  *   GATEWAY_IDENTITY_SECRET_FILE (npm start's `.gateway/identity-secret.json`)
+ * - GATEWAY_IDENTITY_TABLE without `identity`: the console's sessions and audit trail
+ *   (docs/console.md; npm start always sets it); without it the admin API takes admin keys only
  * - GATEWAY_* tuning variables: see config/settings.ts
  */
 const env = process.env;
@@ -69,23 +74,31 @@ const usage = usageStore
       onWriteError: (error, items) => log(JSON.stringify({ level: 'error', msg: 'usage write failed; kept for the next flush', items, cause: error instanceof Error ? error.message : String(error) })),
     })
   : undefined;
+// Group pools read the group rollups (cached 30 s per instance; docs/sign-in.md states the overshoot).
+const pools = env.GATEWAY_STATS_TABLE ? new PoolSpendCache(env.GATEWAY_STATS_TABLE, dynamo) : undefined;
+const poolSpend = pools && ((groups: readonly string[], at: Date) => pools.spend(groups, at));
 const credentials = env.GATEWAY_UPSTREAM_SECRET
   ? new SecretsManagerCredentials(env.GATEWAY_UPSTREAM_SECRET, bareSecretReader({ region }))
   : new EnvCredentials(env);
 
+/** The gateway's public origin (without `identity.publicUrl`): a Function URL's domain is AWS's; npm start's local server names the address it listens on (plain http, loopback). */
+const originOf = (event: LambdaFunctionURLEvent) => `${localStore ? 'http' : 'https'}://${event.requestContext.domainName}`;
 const identity = routing.identity ? identityDoor(routing.identity, required('GATEWAY_IDENTITY_TABLE')) : undefined;
+const health = new UpstreamHealth();
 
 const gateway = createGateway({
   router,
   keys,
   credentials,
-  health: new UpstreamHealth(),
+  health,
   prices: createPriceBook(routing.prices),
   ...(usage ? { usage } : {}),
+  ...(poolSpend ? { poolSpend } : {}),
   settings,
   log,
   fetch: nodeHttpFetch,
   ...(identity ? { identity } : {}),
+  admin: adminDoor(),
 });
 
 /**
@@ -110,15 +123,21 @@ function identityDoor(config: IdentityConfig, tableName: string): IdentityDoor {
   const open = () =>
     (door ??= import('./identity/index.ts').then(async ({ createIdentityDoor }) => {
       const { secretFromFile, secretFromSecretsManager } = await import('./identity/secrets.ts');
+      // The console's end of the shared IdP round trip (its sign-in), loaded with the sign-in room.
+      const [{ consoleCompletion }, { ConsoleSessions }, { IdentityTable }] = await Promise.all([import('./admin/sign-in.ts'), import('./admin/console-sessions.ts'), import('./identity/store/table.ts')]);
       return createIdentityDoor({
         config,
         tableName,
         dynamo,
-        secret: secretId ? secretFromSecretsManager(bareSecretReader({ region }), secretId, config.clientSecretEnv) : secretFromFile(secretFile as string, env, config.clientSecretEnv),
-        // A Function URL's domain is AWS's; npm start's local server names the address it listens on (plain http, loopback).
-        originOf: (event) => `${localStore ? 'http' : 'https'}://${event.requestContext.domainName}`,
+        completions: { console: consoleCompletion(new ConsoleSessions(new IdentityTable(tableName, dynamo))) },
+        secret: secretId
+          ? secretFromSecretsManager(bareSecretReader({ region }), secretId, config.clientSecretEnv, config.otlp?.headersEnv)
+          : secretFromFile(secretFile as string, env, config.clientSecretEnv, config.otlp?.headersEnv),
+        originOf,
         log,
         cacheSeconds: settings.sessionCacheSeconds,
+        ...(usage ? { spend: { days: (account: string, from: string) => usage.days(account, from), ...(poolSpend ? { pools: poolSpend } : {}) } } : {}),
+        fetch: nodeHttpFetch,
       });
     }));
   return {
@@ -126,7 +145,35 @@ function identityDoor(config: IdentityConfig, tableName: string): IdentityDoor {
     principal: async (token) => (await open()).principal(token),
     person: async (sub) => (await open()).person(sub),
     policyFor: async (principal) => (await open()).policyFor(principal),
+    startSignIn: async (event, state, purpose) => (await open()).startSignIn(event, state, purpose),
   };
+}
+
+/**
+ * The console room (`/admin…`), loaded on its first request: the model path's cold starts
+ * neither evaluate it nor read its page's files.
+ */
+function adminDoor(): AdminDoor {
+  const startedAt = Date.now();
+  let door: Promise<AdminDoor> | undefined;
+  const open = () =>
+    (door ??= import('./admin/index.ts').then(({ createAdminDoor }) =>
+      createAdminDoor({
+        keys,
+        dynamo,
+        ...(env.GATEWAY_IDENTITY_TABLE ? { identityTableName: env.GATEWAY_IDENTITY_TABLE } : {}),
+        ...(env.GATEWAY_STATS_TABLE ? { statsTableName: env.GATEWAY_STATS_TABLE } : {}),
+        ...(routing.identity ? { identityConfig: routing.identity } : {}),
+        ...(identity ? { identity } : {}),
+        router,
+        health,
+        originOf,
+        log,
+        startedAt,
+        keyCacheSeconds: settings.keyCacheSeconds,
+      }),
+    ));
+  return { serve: async (event, state) => (await open()).serve(event, state) };
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Context } from 'aws-lambda';
 import type { KeyRecord } from './auth/key-table.ts';
 import type { GatewayError } from './errors.ts';
-import type { Principal } from './identity/principal.ts';
+import type { PersonPolicy, Principal } from './identity/principal.ts';
 import type { Family, Route } from './routes.ts';
 import type { Usage } from './observability/usage.ts';
 
@@ -69,6 +69,8 @@ export interface RequestState extends TryState {
   key?: KeyRecord;
   /** Who the request acts for (an issued key, or a signed-in person); `key` above is `principal.key`. */
   principal?: Principal;
+  /** The person's policy (models, caps, pools), on the routes that apply it; absent for a request that acts for no person. */
+  policy?: PersonPolicy;
   /** The request body exactly as received (for byte-for-byte passthrough). */
   rawBody?: string;
   body?: Record<string, unknown>;

@@ -14,10 +14,12 @@ export type RouteName =
   | 'responses_models'
   | 'responses_websocket'
   /** A sign-in path (only when the config has `identity`): the identity room answers it. */
-  | 'identity';
+  | 'identity'
+  /** The console and its API (`/admin…`): the admin room answers it, and checks its callers itself. */
+  | 'admin';
 
 /** The sign-in room's endpoints; lambda/identity/index.ts maps each to its module. */
-export type IdentityEndpoint = 'metadata' | 'device_authorization' | 'token' | 'revoke' | 'device' | 'callback';
+export type IdentityEndpoint = 'metadata' | 'device_authorization' | 'token' | 'revoke' | 'device' | 'callback' | 'managed_settings' | 'usage' | 'telemetry' | 'helper';
 
 export interface Route {
   name: RouteName;
@@ -30,6 +32,9 @@ export interface Route {
 
 /** Unauthenticated sign-in requests carry at most this much body (the form posts). */
 export const FORM_BODY_BYTES = 16 * 1024;
+
+/** Telemetry posts (OTLP/HTTP, bearer) carry at most this much body. */
+export const TELEMETRY_BODY_BYTES = 1024 * 1024;
 
 type MethodTable = Readonly<Record<string, RouteName>>;
 
@@ -61,6 +66,8 @@ const TABLE: Record<'first' | 'second', Readonly<Record<string, MethodTable>>> =
  * origin it was given (a gateway reached under another name, e.g. localhost vs 127.0.0.1).
  */
 const OPEN = { bearer: false } as const;
+const BEARER = { bearer: true } as const;
+const TELEMETRY = { endpoint: 'telemetry', bearer: true, maxBodyBytes: TELEMETRY_BODY_BYTES } as const;
 /** An identity path's entry: its endpoint, whether a bearer is needed, its body allowance (open routes: FORM_BODY_BYTES). */
 interface IdentityPath {
   endpoint: IdentityEndpoint;
@@ -79,6 +86,14 @@ const IDENTITY_PATHS: Readonly<Record<string, Readonly<Record<string, IdentityPa
   '/first/oauth/revoke': { POST: { endpoint: 'revoke', ...OPEN } },
   '/device': { GET: { endpoint: 'device', ...OPEN }, POST: { endpoint: 'device', ...OPEN } },
   '/oauth/callback': { GET: { endpoint: 'callback', ...OPEN } },
+  // Claude Code's fixed paths under its gateway base (`<host>/first`): policy, usage, telemetry.
+  '/first/managed/settings': { GET: { endpoint: 'managed_settings', ...BEARER } },
+  '/first/api/oauth/usage': { GET: { endpoint: 'usage', ...BEARER } },
+  '/first/v1/metrics': { POST: TELEMETRY },
+  '/first/v1/logs': { POST: TELEMETRY },
+  '/first/v1/traces': { POST: TELEMETRY },
+  // The login helper script (docs/sign-in.md): a GET without a body.
+  '/login/helper.mjs': { GET: { endpoint: 'helper', ...OPEN, maxBodyBytes: 0 } },
 };
 
 /** Endpoints whose errors are OAuth error bodies (RFC 6749 §5.2), not a model API's envelope. */
@@ -92,6 +107,11 @@ export function speaksOAuth(rawPath: string): boolean {
 }
 
 const PREFIX = /^\/(first|second)(\/.*)?$/;
+/**
+ * The console (docs/console.md): the page, its assets, sign-in and the admin API. Bodies (JSON
+ * changes, the sign-in form) are small: the unauthenticated allowance, checked before the caller is.
+ */
+const ADMIN_PATH = /^\/admin(\/.*)?$/;
 const FAMILY_PREFIX = /^\/+first(\/|$)/i;
 
 /**
@@ -140,12 +160,13 @@ function normalizePath(rawPath: string): string | undefined {
  * `<host>/first/v1` must work as a base: up to two leading `/v1` segments are accepted, which
  * also makes `/second/responses` an alias of `/second/v1/responses`.
  */
-export function resolveRoute(method: string, rawPath: string, options: { identity?: boolean } = {}): Route {
+export function resolveRoute(method: string, rawPath: string, options: { identity?: boolean; admin?: boolean } = {}): Route {
   const path = normalizePath(rawPath);
   if (options.identity && path !== undefined) {
     const identity = identityRoute(method, rawPath, path);
     if (identity) return identity;
   }
+  if (options.admin && path !== undefined && ADMIN_PATH.test(path)) return { name: 'admin', family: 'responses', maxBodyBytes: FORM_BODY_BYTES };
   const match = path === undefined ? null : PREFIX.exec(path);
   if (!match) throw notServed(method, rawPath, path, ' The endpoints are POST /first/v1/messages and POST /second/v1/responses.');
   const prefix = match[1] as 'first' | 'second';

@@ -12,13 +12,17 @@ export const FIRST_KEY_FILE = 'first-key.txt';
 export function deliverFirstKey(out: { isTTY?: boolean }, dataDir: string, keyId: string, secretText: string): string {
   if (out.isTTY) return `\nCreated a first API key (${keyId}); it is shown only this once:\n\n${secretText}`;
   const path = join(dataDir, FIRST_KEY_FILE);
-  // 0600, also when a leftover of an earlier start is replaced.
+  writeOwnerOnly(path, `First API key of this gateway (${keyId}), with the setup of each client:\n\n${secretText}\n`);
+  return `\nCreated a first API key (${keyId}). It is not printed here, as this output is not a terminal (a log):\nit is in ${path} (readable only by this user), with the setup of each client. Copy it from there, then delete the file.`;
+}
+
+/** Writes a secret to a file only this user can read (0600, also when a leftover of an earlier start is replaced). */
+export function writeOwnerOnly(path: string, text: string): void {
   const fd = openSync(path, 'w', 0o600);
   try {
     fchmodSync(fd, 0o600);
-    writeSync(fd, `First API key of this gateway (${keyId}), with the setup of each client:\n\n${secretText}\n`);
+    writeSync(fd, text);
   } finally {
     closeSync(fd);
   }
-  return `\nCreated a first API key (${keyId}). It is not printed here, as this output is not a terminal (a log):\nit is in ${path} (readable only by this user), with the setup of each client. Copy it from there, then delete the file.`;
 }

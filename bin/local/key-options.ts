@@ -1,5 +1,8 @@
 import type { KeyLimits } from '../../lambda/auth/key-table.ts';
+import { parseMicroUsd } from '../../lambda/usage/cost.ts';
 import { utcDay } from '../../lambda/usage/usage-table.ts';
+
+export { parseMicroUsd };
 
 /** A mistake in how the CLI was called: printed with the usage text, exit code 2. */
 export class UsageError extends Error {}
@@ -43,17 +46,6 @@ export const LIMIT_FLAGS = {
 
 /** Dollar flags: amounts in USD, stored as micro-dollars. */
 const DOLLAR_FLAGS = new Set<keyof typeof LIMIT_FLAGS>(['usd-per-day', 'usd-per-month']);
-
-/**
- * `12.5` -> 12_500_000 micro-dollars, by string arithmetic (no binary rounding): at most six
- * decimals, above zero. Undefined when the text is not such an amount.
- */
-export function parseMicroUsd(text: string): number | undefined {
-  const match = /^(\d*)(?:\.(\d{1,6}))?$/.exec(text);
-  if (!match || (match[1] === '' && match[2] === undefined)) return undefined;
-  const micro = Number(match[1] || '0') * 1e6 + Number((match[2] ?? '').padEnd(6, '0'));
-  return micro >= 1 && Number.isSafeInteger(micro) ? micro : undefined;
-}
 
 /**
  * Limit flags -> limits. Token and request limits are whole numbers above zero; dollar budgets

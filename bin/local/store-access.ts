@@ -2,6 +2,7 @@ import { DynamoKeyStore } from '../../lambda/auth/key-store.ts';
 import type { DynamoApi } from '../../lambda/aws/dynamodb.ts';
 import { DEFAULT_SETTINGS } from '../../lambda/config/settings.ts';
 import { IdentityOperations } from '../../lambda/identity/operators.ts';
+import { IdentityTable } from '../../lambda/identity/store/table.ts';
 import { DynamoUsageStore } from '../../lambda/usage/usage-store.ts';
 import { claimDataFolder, dataFolderHolder, describeHolder, type Holder } from './data-folder.ts';
 import { ensureIdentityTable, ensureKeyTable, ensureUsageTable, localDynamo, LOCAL_IDENTITY_TABLE, LOCAL_KEY_TABLE, LOCAL_USAGE_TABLE, startEmbeddedStore } from './embedded-store.ts';
@@ -16,6 +17,8 @@ export interface OpenedStore {
   revocation: { seconds: number; text: string };
   /** The people who signed in (sign-in, docs/sign-in.md); throws a usage error when the deployment has no identity table. */
   identity(): Promise<IdentityOperations>;
+  /** The identity table as the console uses it (sessions, one-time links, the audit trail); throws a usage error when the deployment has none. */
+  consoleTable(): Promise<IdentityTable>;
   close(): Promise<void>;
 }
 
@@ -23,6 +26,13 @@ export interface OpenedStore {
 function localIdentity(client: DynamoApi): () => Promise<IdentityOperations> {
   let opened: Promise<IdentityOperations> | undefined;
   return () => (opened ??= ensureIdentityTable(client).then(() => new IdentityOperations(LOCAL_IDENTITY_TABLE, client)));
+}
+
+function localConsoleTable(client: DynamoApi): () => Promise<IdentityTable> {
+  return async () => {
+    await ensureIdentityTable(client);
+    return new IdentityTable(LOCAL_IDENTITY_TABLE, client);
+  };
 }
 
 /** What a deployed gateway does with a revoked key: its instances trust a looked-up key for the cache time. */
@@ -62,6 +72,7 @@ function runningStore(holder: Holder): OpenedStore {
     store: new DynamoKeyStore(LOCAL_KEY_TABLE, client),
     usage: new DynamoUsageStore(LOCAL_USAGE_TABLE, client),
     identity: localIdentity(client),
+    consoleTable: localConsoleTable(client),
     ...(holder.url ? { gatewayUrl: holder.url } : {}),
     revocation: {
       seconds,
@@ -81,6 +92,7 @@ async function ownStore(dataDir: string, release: () => void): Promise<OpenedSto
       store: new DynamoKeyStore(LOCAL_KEY_TABLE, client),
       usage: new DynamoUsageStore(LOCAL_USAGE_TABLE, client),
       identity: localIdentity(client),
+      consoleTable: localConsoleTable(client),
       revocation: { seconds: 0, text: 'No gateway runs on this data folder now: the next one to start refuses it.' },
       close: async () => {
         await embedded.close();

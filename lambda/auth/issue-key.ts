@@ -11,6 +11,8 @@ export interface KeyRequest {
   id?: string;
   /** The person (IdP `sub`) the key belongs to. */
   owner?: string;
+  /** Admin API automation (docs/admin-api.md): `admin` may change things, `viewer` only read. */
+  role?: 'admin' | 'viewer';
 }
 
 export interface IssuedKey {
@@ -33,5 +35,6 @@ export function mintKey(request: KeyRequest, now = new Date()): IssuedKey {
   if (request.expiresAt !== undefined) record.expiresAt = request.expiresAt;
   if (request.limits !== undefined && Object.keys(request.limits).length > 0) record.limits = request.limits;
   if (request.owner !== undefined) record.owner = request.owner;
+  if (request.role !== undefined) record.role = request.role;
   return { key, record };
 }

@@ -3,6 +3,15 @@ import { conditionFailed, type DynamoApi } from '../aws/dynamodb.ts';
 import { fromItem, toItem } from './key-item.ts';
 import { KEY_TABLE, type KeyLimits, type KeyRecord } from './key-table.ts';
 
+/** One page of the key table, and where the next one starts (absent on the last). */
+export interface KeyPage {
+  records: KeyRecord[];
+  cursor?: string;
+}
+
+/** A key digest: what a page cursor may carry (anything else is refused, never sent to DynamoDB). */
+const KEY_HASH = /^[0-9a-f]{64}$/;
+
 /**
  * The one place that reads and writes the key table. The gateway uses `get` and `touch`; the key
  * CLI uses the rest with operator credentials. The same code runs against DynamoDB on AWS and
@@ -110,6 +119,22 @@ export class DynamoKeyStore {
       start = page.LastEvaluatedKey;
     } while (start);
     return records.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  }
+
+  /**
+   * One page of at most `limit` keys (one Scan), for lists that must stay bounded whatever the
+   * table holds (the console). The cursor is opaque to callers: the last key's digest.
+   */
+  async page(options: { limit: number; cursor?: string }): Promise<KeyPage> {
+    let start: Record<string, AttributeValue> | undefined;
+    if (options.cursor !== undefined) {
+      const hash = Buffer.from(options.cursor, 'base64url').toString('utf8');
+      if (!KEY_HASH.test(hash)) throw new RangeError('The cursor is not one this list gave.');
+      start = { [KEY_TABLE.partitionKey]: { S: hash } };
+    }
+    const page = await this.#client.call('Scan', { TableName: this.tableName, Limit: options.limit, ...(start ? { ExclusiveStartKey: start } : {}) });
+    const last = page.LastEvaluatedKey?.[KEY_TABLE.partitionKey]?.S;
+    return { records: (page.Items ?? []).map(fromItem), ...(last ? { cursor: Buffer.from(last).toString('base64url') } : {}) };
   }
 
   /** Marks a key revoked; false when no such key exists. */

@@ -1,6 +1,8 @@
 import type {
   BatchGetItemInput,
   BatchGetItemOutput,
+  BatchWriteItemInput,
+  BatchWriteItemOutput,
   CreateTableInput,
   CreateTableOutput,
   DeleteItemInput,
@@ -29,6 +31,8 @@ interface Shapes {
   Query: [QueryInput, QueryOutput];
   Scan: [ScanInput, ScanOutput];
   BatchGetItem: [BatchGetItemInput, BatchGetItemOutput];
+  /** Only the benchmark seeds with it (a year of rollups into npm start's store). */
+  BatchWriteItem: [BatchWriteItemInput, BatchWriteItemOutput];
   /** Only the local embedded store creates tables (the stack owns the deployed ones). */
   CreateTable: [CreateTableInput, CreateTableOutput];
 }

@@ -26,6 +26,16 @@ export const CapsSchema = z.strictObject({
   monthly: z.optional(Usd),
 });
 
+/** A group's caps for each member: `null` says the group's members have no cap for that period (it matters with groupMode "max"). */
+const GroupCapsSchema = z.strictObject({
+  daily: z.optional(z.nullable(Usd)),
+  weekly: z.optional(z.nullable(Usd)),
+  monthly: z.optional(z.nullable(Usd)),
+});
+
+/** A budget a whole group shares: per calendar month, as Claude Code's gateway protocol describes pools. */
+const PoolSchema = z.strictObject({ monthly: Usd });
+
 /** A policy entry: the first whose `groups` meet the person's is merged onto the base (the entry without `groups`). */
 const PolicySchema = z.strictObject({
   groups: z.optional(Groups.check(z.minLength(1, 'list at least one group, or leave "groups" out for the base policy'))),
@@ -67,11 +77,13 @@ export const IdentityConfigSchema = z.strictObject({
       /** The organization's default cap for each person. */
       default: z.optional(CapsSchema),
       /** Per-person caps of each group's members. */
-      groups: z.optional(z.record(GroupName, CapsSchema)),
+      groups: z.optional(z.record(GroupName, GroupCapsSchema)),
       /** Of several groups' caps: the most restrictive (`min`, default) or the most generous (`max`). */
       groupMode: z._default(z.enum(['min', 'max']), 'min'),
-      /** Budgets a whole group shares. */
-      pools: z.optional(z.record(GroupName, CapsSchema)),
+      /** Budgets a whole group shares (monthly). */
+      pools: z.optional(z.record(GroupName, PoolSchema)),
+      /** What a person whose cap is reached should do next, added to the refusal (e.g. "request an increase at https://…"). */
+      blockedMessage: z.optional(z.string().check(z.minLength(1), z.maxLength(300))),
     }),
   ),
   /** Forward Claude Code's telemetry (OTLP/HTTP) to a collector; absent = accepted and discarded. */
@@ -86,4 +98,5 @@ export const IdentityConfigSchema = z.strictObject({
 
 export type IdentityConfig = z.infer<typeof IdentityConfigSchema>;
 export type Caps = z.infer<typeof CapsSchema>;
+export type GroupCaps = z.infer<typeof GroupCapsSchema>;
 export type PolicyConfig = z.infer<typeof PolicySchema>;

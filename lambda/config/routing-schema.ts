@@ -156,6 +156,13 @@ function validateReferences(input: unknown, report: Report): void {
   });
 }
 
+/** Sign-in policies: one base at most (the entry without `groups`, which every person's policy starts from). */
+function validatePolicies(input: unknown, report: Report): void {
+  const identity = isObject(input) && isObject(input.identity) ? input.identity : undefined;
+  const bases = list(identity?.policies).flatMap((policy, index) => (isObject(policy) && policy.groups === undefined ? [index] : []));
+  if (bases.length > 1) report(['identity', 'policies', bases[1] as number], `a second policy without "groups" (the first is policies.${bases[0]}): give one base policy, and "groups" on the others`);
+}
+
 /**
  * Validates a config; throws with one line per problem, each naming the field at fault: every
  * problem the schema finds, and every broken rule across fields (one line per field at most).
@@ -169,6 +176,7 @@ export function parseRoutingConfig(input: unknown): RoutingConfig {
   };
   for (const issue of result.error?.issues ?? []) report(issue.path as (string | number)[], describeIssue(issue));
   validateReferences(input, report);
+  validatePolicies(input, report);
   if (result.success && problems.size === 0) return result.data;
   const lines = [...problems].map(([field, message]) => `  - ${field}: ${message}`);
   throw new Error(`Invalid routing config:\n${lines.join('\n')}`);

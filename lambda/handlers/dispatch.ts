@@ -24,13 +24,16 @@ function run(event: LambdaFunctionURLEvent, state: RequestState, deps: GatewayDe
     case 'messages_models':
       return listMessagesModels(deps.router, state);
     case 'responses_models':
-      return listResponsesModels(deps.router, state);
+      return listResponsesModels(deps.router, state, new URLSearchParams(event.rawQueryString ?? ''));
     case 'probe':
       return { statusCode: 200, headers: {}, body: '' };
     case 'identity':
       // Routed only when the door exists (requestContext resolves identity paths only then).
       if (!deps.identity) throw new GatewayError('not_found', 'No route.');
       return deps.identity.serve(event, state);
+    case 'admin':
+      if (!deps.admin) throw new GatewayError('not_found', 'No route.');
+      return deps.admin.serve(event, state);
     case 'responses_websocket':
       // Codex falls back to HTTP streaming at once on a 426, but retries other statuses.
       if (event.headers.upgrade?.toLowerCase() === 'websocket') {

@@ -2,7 +2,9 @@ import type { IdentityConfig } from '../config/identity-schema.ts';
 import type { HandlerResponse } from '../deps.ts';
 import type { IdentityRequest } from './http.ts';
 import type { IdpTokens, OidcRelyingParty } from './oidc-client.ts';
-import type { Person } from './principal.ts';
+import type { SpendReaders } from '../usage/spend-standing.ts';
+import type { Person, PersonPolicy, Principal } from './principal.ts';
+import type { OtlpForwarder } from './telemetry.ts';
 import type { IdentityKeys } from './secrets.ts';
 import type { AuditLog } from './store/audit.ts';
 import type { DeviceGrantStore, LoginTransaction } from './store/device-grants.ts';
@@ -27,6 +29,12 @@ export interface IdentityContext {
   forgetSession(id: string): void;
   /** What each kind of IdP round trip does when it comes back (`device` is this room's own). */
   completions: Readonly<Record<string, SignInCompletion>>;
+  /** The principal's person's policy (the door's policyFor). */
+  policyFor(principal: Principal): Promise<PersonPolicy | undefined>;
+  /** The usage counters (absent when nothing is metered). */
+  spend?: SpendReaders;
+  /** Where telemetry goes (absent: discarded). */
+  telemetry?: OtlpForwarder;
 }
 
 /**

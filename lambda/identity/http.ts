@@ -24,9 +24,11 @@ export interface IdentityRequest {
   requestId: string;
   /** Who is asking, on the endpoints that take a bearer (authenticate resolved it). */
   principal?: Principal;
+  /** Work to do once the answer has gone out (awaited before the invocation ends). */
+  defer(work: () => Promise<unknown>): void;
 }
 
-export function identityRequest(event: LambdaFunctionURLEvent, origin: string, state: Pick<RequestState, 'id' | 'principal'>): IdentityRequest {
+export function identityRequest(event: LambdaFunctionURLEvent, origin: string, state: Pick<RequestState, 'id' | 'principal' | 'afterResponse'>): IdentityRequest {
   const rawQuery = event.rawQueryString ?? '';
   return {
     event,
@@ -39,6 +41,7 @@ export function identityRequest(event: LambdaFunctionURLEvent, origin: string, s
     cookies: parseCookies(event.cookies, event.headers.cookie),
     requestId: state.id,
     ...(state.principal ? { principal: state.principal } : {}),
+    defer: (work) => void state.afterResponse.push(work),
   };
 }
 

@@ -2,6 +2,7 @@ import type { LambdaFunctionURLEvent } from 'aws-lambda';
 import { KeyCache } from '../auth/key-cache.ts';
 import { hashSecret } from '../auth/key-material.ts';
 import type { DynamoApi } from '../aws/dynamodb.ts';
+import type { SpendReaders } from '../usage/spend-standing.ts';
 import type { IdentityConfig } from '../config/identity-schema.ts';
 import type { HandlerResponse } from '../deps.ts';
 import { bodyTooLarge } from '../errors.ts';
@@ -11,12 +12,17 @@ import { callback } from './callback.ts';
 import type { IdentityContext, SignInCompletion } from './context.ts';
 import { deviceAuthorization } from './device-authorization.ts';
 import { deviceSignIn } from './device-sign-in.ts';
+import { helperScript } from './helper-script.ts';
 import { bodyBytes, identityRequest, type IdentityRequest } from './http.ts';
+import { managedSettings } from './managed-settings.ts';
 import { metadata } from './metadata.ts';
+import { oauthUsage } from './oauth-usage.ts';
 import { OidcRelyingParty } from './oidc-client.ts';
 import { messagePage } from './pages.ts';
-import type { Person, Principal } from './principal.ts';
+import { parseOverrides, resolvePolicy, type PersonOverrides } from './policy.ts';
+import type { Person, PersonPolicy, Principal } from './principal.ts';
 import { revocation } from './revocation.ts';
+import { startSignIn } from './sign-in.ts';
 import { identityKeys, type IdentityKeys, type IdentitySecret, type IdentitySecretSource } from './secrets.ts';
 import { AuditLog } from './store/audit.ts';
 import { DeviceGrantStore } from './store/device-grants.ts';
@@ -24,6 +30,7 @@ import { PeopleStore } from './store/people.ts';
 import { RateLimits } from './store/rate-limits.ts';
 import { SessionStore } from './store/sessions.ts';
 import { IdentityTable } from './store/table.ts';
+import { OtlpForwarder, telemetry } from './telemetry.ts';
 import { tokenEndpoint } from './token-endpoint.ts';
 import { postDevicePage, showDevicePage } from './verification-page.ts';
 
@@ -40,18 +47,20 @@ export interface IdentityDoor {
   principal(token: string): Promise<Principal | undefined>;
   /** A person by IdP subject, as of their last sign-in or refresh (the owner of a key tied to them). */
   person(sub: string): Promise<Person | undefined>;
-  /** What a person may do: models, caps, managed settings. */
-  policyFor(principal: Principal): Promise<PersonPolicy>;
+  /**
+   * What the principal's person may do: models, caps, pools, managed settings (policy.ts, from the
+   * config and their overrides, as of this instance's person cache). A principal without a
+   * person has no policy: nothing beyond a key's own limits.
+   */
+  policyFor(principal: Principal): Promise<PersonPolicy | undefined>;
+  /**
+   * Sends the browser through the IdP for another room (`purpose` names the completion given
+   * in `completions`: the console's sign-in). The round trip comes back to /oauth/callback.
+   */
+  startSignIn(event: LambdaFunctionURLEvent, state: RequestState, purpose: string): Promise<HandlerResponse>;
 }
 
-/**
- * A person's policy. Not built yet: every person has none (no model list beyond their key's, no
- * caps, no managed settings). The policy code fills this in from `identity.policies` / `caps`.
- */
-export interface PersonPolicy {
-  models?: string[];
-  managedSettings?: Record<string, unknown>;
-}
+export type { PersonPolicy };
 
 export interface IdentityDoorOptions {
   config: IdentityConfig;
@@ -69,6 +78,10 @@ export interface IdentityDoorOptions {
   now?: () => number;
   /** IdP round trips of other rooms (the console's sign-in), by purpose. */
   completions?: Record<string, SignInCompletion>;
+  /** The usage counters, for `/first/api/oauth/usage` (absent: nothing is metered). */
+  spend?: SpendReaders;
+  /** How telemetry reaches the collector (`identity.otlp`); the global fetch unless given. */
+  fetch?: typeof fetch;
 }
 
 type Endpoint = (context: IdentityContext, request: IdentityRequest) => Promise<HandlerResponse> | HandlerResponse;
@@ -81,10 +94,20 @@ const ENDPOINTS: Record<IdentityEndpoint, Partial<Record<string, Endpoint>>> = {
   revoke: { POST: revocation },
   device: { GET: showDevicePage, POST: postDevicePage },
   callback: { GET: callback },
+  helper: { GET: (_context, request) => helperScript(request) },
+  managed_settings: { GET: managedSettings },
+  usage: { GET: oauthUsage },
+  telemetry: { POST: telemetry },
 };
 
 /** Endpoints a browser shows: their failures are pages, not JSON. */
 const PAGES: ReadonlySet<IdentityEndpoint> = new Set(['device', 'callback']);
+
+/** What the person cache holds per `sub`: who they are as of their last sign-in, and their overrides. */
+interface CachedPerson {
+  person: Person;
+  overrides: PersonOverrides | undefined;
+}
 
 /** What the session cache holds per access token. */
 interface CachedSession {
@@ -97,7 +120,7 @@ export function createIdentityDoor(options: IdentityDoorOptions): IdentityDoor {
   const table = new IdentityTable(options.tableName, options.dynamo);
   const now = options.now ?? Date.now;
   const sessions = new KeyCache<CachedSession>(options.cacheSeconds);
-  const people = new KeyCache<Person>(options.cacheSeconds);
+  const people = new KeyCache<CachedPerson>(options.cacheSeconds);
   let secret: Promise<IdentitySecret> | undefined;
   let keys: IdentityKeys | undefined;
   const readSecret = () => {
@@ -123,8 +146,36 @@ export function createIdentityDoor(options: IdentityDoorOptions): IdentityDoor {
     now,
     forgetSession: (id) => sessions.deleteWhere((entry) => entry.principal.sessionId === id),
     completions: { ...options.completions, device: deviceSignIn },
+    policyFor: (principal) => policyFor(principal),
+    ...(options.spend ? { spend: options.spend } : {}),
+    ...(options.config.otlp
+      ? {
+          telemetry: new OtlpForwarder({
+            endpoint: options.config.otlp.endpoint,
+            // A secret that cannot be read sends no headers; the collector then says so, and that is logged.
+            headers: async () => (options.config.otlp?.headersEnv === undefined ? undefined : (await readSecret().catch(() => undefined))?.otlpHeaders),
+            fetch: options.fetch ?? fetch,
+            log: options.log,
+          }),
+        }
+      : {}),
   };
   const publicOrigin = options.config.publicUrl === undefined ? undefined : new URL(options.config.publicUrl).origin;
+
+  const cachedPerson = (sub: string) =>
+    people.get(sub, async (key) => {
+      const record = await context.people.get(key);
+      if (!record) return undefined;
+      const person: Person = { sub: record.sub, groups: record.groups, ...(record.email ? { email: record.email } : {}), ...(record.name ? { name: record.name } : {}) };
+      return { person, overrides: parseOverrides(record.overrides) };
+    });
+
+  async function policyFor(principal: Principal): Promise<PersonPolicy | undefined> {
+    const person = principal.person;
+    if (!person) return undefined;
+    // A session's groups are those of its token (as of the last sign-in or refresh); a key's owner's, of their record.
+    return resolvePolicy(options.config, person, (await cachedPerson(person.sub))?.overrides);
+  }
 
   const loadSession = async (hash: string): Promise<CachedSession | undefined> => {
     const access = await context.sessions.getAccess(hash, now());
@@ -160,14 +211,14 @@ export function createIdentityDoor(options: IdentityDoorOptions): IdentityDoor {
     },
 
     async person(sub) {
-      return people.get(sub, async (key) => {
-        const record = await context.people.get(key);
-        return record && { sub: record.sub, groups: record.groups, ...(record.email ? { email: record.email } : {}), ...(record.name ? { name: record.name } : {}) };
-      });
+      return (await cachedPerson(sub))?.person;
     },
 
-    async policyFor() {
-      return {};
+    policyFor,
+
+    async startSignIn(event, state, purpose) {
+      if (!context.completions[purpose]) throw new Error(`no sign-in completion for "${purpose}"`);
+      return startSignIn(context, identityRequest(event, publicOrigin ?? options.originOf(event), state), purpose, {});
     },
   };
 }

@@ -31,5 +31,7 @@ export const RATE_LIMITS = {
   code_entry: { max: 10, windowSeconds: 600 },
   /** GET /oauth/callback (IdP round trips coming back). */
   callback: { max: 30, windowSeconds: 600 },
+  /** Console sign-ins: GET /admin/login (IdP round trips started) and POST /admin/login/link (one-time links used). */
+  console_sign_in: { max: 30, windowSeconds: 600 },
 } as const;
 export type RateLimitName = keyof typeof RATE_LIMITS;

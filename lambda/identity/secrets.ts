@@ -11,25 +11,33 @@ import type { SecretReader } from '../aws/secrets.ts';
 export interface IdentitySecret {
   tokenKey: string;
   clientSecret?: string;
+  /** The OTLP collector's extra headers (`identity.otlp.headersEnv`). */
+  otlpHeaders?: string;
 }
 
 export type IdentitySecretSource = () => Promise<IdentitySecret>;
 
-export function secretFromFile(path: string, env: NodeJS.ProcessEnv, clientSecretEnv: string | undefined): IdentitySecretSource {
+export function secretFromFile(path: string, env: NodeJS.ProcessEnv, clientSecretEnv: string | undefined, otlpHeadersEnv?: string): IdentitySecretSource {
   return async () => {
     const parsed = parse(await readFile(path, 'utf8'), `the identity secret file ${path}`);
-    return withClientSecret(parsed, clientSecretEnv, clientSecretEnv === undefined ? undefined : env[clientSecretEnv], 'environment variable');
+    const secret = withClientSecret(parsed, clientSecretEnv, clientSecretEnv === undefined ? undefined : env[clientSecretEnv], 'environment variable');
+    return withOtlpHeaders(secret, otlpHeadersEnv === undefined ? undefined : env[otlpHeadersEnv]);
   };
 }
 
-export function secretFromSecretsManager(read: SecretReader, secretId: string, clientSecretEnv: string | undefined): IdentitySecretSource {
+export function secretFromSecretsManager(read: SecretReader, secretId: string, clientSecretEnv: string | undefined, otlpHeadersEnv?: string): IdentitySecretSource {
   return async () => {
     const text = await read(secretId);
     if (text === undefined) throw new Error(`the identity secret ${secretId} has no string value`);
     const parsed = parse(text, `the identity secret ${secretId}`);
-    const member = clientSecretEnv === undefined ? undefined : parsed[clientSecretEnv];
-    return withClientSecret(parsed, clientSecretEnv, typeof member === 'string' ? member : undefined, `member of the secret ${secretId}`);
+    const member = (name: string | undefined) => (name === undefined || typeof parsed[name] !== 'string' ? undefined : (parsed[name] as string));
+    return withOtlpHeaders(withClientSecret(parsed, clientSecretEnv, member(clientSecretEnv), `member of the secret ${secretId}`), member(otlpHeadersEnv));
   };
+}
+
+/** The collector's headers are optional: a missing value only means none are sent. */
+function withOtlpHeaders(secret: IdentitySecret, headers: string | undefined): IdentitySecret {
+  return headers ? { ...secret, otlpHeaders: headers } : secret;
 }
 
 function parse(text: string, what: string): Record<string, unknown> {

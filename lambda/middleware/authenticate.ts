@@ -13,6 +13,8 @@ import type { GatewayMiddleware } from './types.ts';
 const OPEN_ROUTES = new Set(['probe', 'responses_websocket']);
 /** Routes that go on to an upstream (and so to its credentials); the model lists do not. */
 const UPSTREAM_ROUTES = new Set(['messages', 'count_tokens', 'responses', 'responses_input_tokens', 'responses_compact']);
+/** Routes that apply a person's policy (models, caps): those and the model lists. */
+const POLICY_ROUTES = new Set([...UPSTREAM_ROUTES, 'messages_models', 'responses_models']);
 
 /**
  * Resolves who the caller is: an issued key (`gwk_`), or a signed-in session's access token
@@ -28,14 +30,18 @@ export function authenticate(deps: GatewayDeps, cache: KeyCache): GatewayMiddlew
     async before(request) {
       const state = stateOf(request.context);
       const route = state.route;
-      if (OPEN_ROUTES.has(route?.name ?? '') || (route?.identity !== undefined && !route.identity.bearer)) return;
+      // The console checks its own callers (a session cookie, or an admin key or token): lambda/admin/access.ts.
+      if (OPEN_ROUTES.has(route?.name ?? '') || route?.name === 'admin' || (route?.identity !== undefined && !route.identity.bearer)) return;
       const credential = presentedCredential(request.event.headers);
       if (credential === undefined) throw keyRefusal(missingCredential(request.event.headers));
       // The upstream credentials (a Secrets Manager read when not cached) are fetched while the
       // caller is looked up, not after: on a cold start the two reads overlap. Only for a
       // credential of our format on a route that reaches an upstream, so scanners and model lists read nothing.
       if (UPSTREAM_ROUTES.has(route?.name ?? '')) void deps.credentials.prefetch();
-      if (credential.kind === 'session') return signedIn(state, credential.value, deps);
+      if (credential.kind === 'session') {
+        await signedIn(state, credential.value, deps);
+        return policyOf(state, deps);
+      }
       const hash = hashApiKey(credential.value);
       let record: KeyRecord | undefined;
       try {
@@ -52,7 +58,10 @@ export function authenticate(deps: GatewayDeps, cache: KeyCache): GatewayMiddlew
       if (record.revoked || (record.expiresAt !== undefined && record.expiresAt * 1000 <= Date.now())) throw keyRefusal(record.revoked ? 'revoked' : 'expired', record);
       state.key = record;
       state.principal = { kind: 'key', key: record };
-      if (record.owner !== undefined) state.principal.person = await ownerOf(record.owner, deps);
+      if (record.owner !== undefined) {
+        state.principal.person = await ownerOf(record.owner, deps);
+        await policyOf(state, deps);
+      }
       // Bounded-rate usage stamp: once per interval per instance, and the table's condition
       // keeps it to once per interval across instances. Written after the response: on a cold
       // start its signing and write would otherwise delay the first answer.
@@ -74,8 +83,19 @@ async function signedIn(state: RequestState, token: string, deps: GatewayDeps): 
   } catch (error) {
     throw new GatewayError('internal', 'The sign-in store could not be read; try again.', { cause: error });
   }
-  if (!principal) throw new GatewayError('authentication', 'Your sign-in has expired or was revoked: sign in again (Claude Code: /login).');
+  if (!principal) throw new GatewayError('authentication', 'Your sign-in has expired or was revoked: sign in again (Claude Code: /login; the login helper: gateway-login <host>).');
   state.principal = principal;
+}
+
+/** The person's policy, on the routes that apply it (read from the sign-in room; failing closed when it cannot be). */
+async function policyOf(state: RequestState, deps: GatewayDeps): Promise<void> {
+  if (!deps.identity || !state.principal?.person || !POLICY_ROUTES.has(state.route?.name ?? '')) return;
+  try {
+    const policy = await deps.identity.policyFor(state.principal);
+    if (policy) state.policy = policy;
+  } catch (error) {
+    throw new GatewayError('internal', 'The sign-in store could not be read; try again.', { cause: error });
+  }
 }
 
 /** A key tied to a person acts for them, with their groups as of their last sign-in. */

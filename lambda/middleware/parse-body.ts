@@ -44,7 +44,8 @@ function parseCost(text: string, values: number): number {
 const DECISIVE_MEMBERS: ReadonlySet<string> = new Set(['model', 'stream', 'max_tokens', 'max_output_tokens']);
 
 /**
- * Reads and validates the JSON body of POST routes, then checks the key's model allowlist.
+ * Reads and validates the JSON body of POST routes, then checks the model against the key's
+ * allowlist and the person's policy (a key tied to a person gets both: their intersection).
  * Only the fields the gateway reads are validated; the raw text is kept for passthrough.
  * Hostile shapes are refused before anything walks them: compressed bodies are decoded with a
  * size cap, and nesting depth, the number of values and duplicated decisive members are checked
@@ -87,6 +88,12 @@ export function parseBody(settings: Settings): GatewayMiddleware {
       const allowed = state.key?.models;
       if (allowed !== undefined && !matchesAny(allowed.map(globToRegExp), state.model)) {
         throw new GatewayError('permission', `This API key may not use model "${state.model}".`, { param: 'model' });
+      }
+      // The person's policy, on every route that names a model: the 400 Claude Code's gateway
+      // protocol asks for a denied model (invalid_request_error; model_not_found in OpenAI's format).
+      const policyModels = state.policy?.models;
+      if (policyModels !== undefined && !matchesAny(policyModels.map(globToRegExp), state.model)) {
+        throw new GatewayError('invalid_request', `Model "${printable(state.model, 200)}" is not allowed for you on this gateway; ask your gateway admin which models your groups may use.`, { param: 'model', code: 'model_not_found' });
       }
     },
   };

@@ -13,7 +13,7 @@ const NO_DEADLINE_MS = 15 * 60_000;
  * Opens the request: its id, its deadline, its route. Runs first so that every later error
  * knows which format to answer in.
  */
-export function requestContext(settings: Settings, options: { identity?: boolean } = {}): GatewayMiddleware {
+export function requestContext(settings: Settings, options: { identity?: boolean; admin?: boolean } = {}): GatewayMiddleware {
   return {
     before(request) {
       // Lambda must not wait for stray timers or keep-alive sockets after the stream ends;
@@ -58,7 +58,7 @@ export function openRequestState(event: LambdaFunctionURLEvent | undefined, id: 
   };
 }
 
-function routeIfAny(method: string, rawPath: string, options: { identity?: boolean }) {
+function routeIfAny(method: string, rawPath: string, options: { identity?: boolean; admin?: boolean }) {
   try {
     return resolveRoute(method, rawPath, options);
   } catch {

@@ -60,7 +60,10 @@ export function upstreamRequestHeaders(client: Record<string, string | undefined
 
 // The last one is the built-in simulator's own: its event pace.
 const PASS_TO_CLIENT = new Set(['content-type', 'retry-after', 'retry-after-ms', 'x-should-retry', 'openai-processing-ms', 'openai-version', SIMULATOR_GAP_HEADER]);
-const PASS_PREFIXES = ['anthropic-ratelimit-', 'x-ratelimit-'];
+// Not `anthropic-ratelimit-*`: those describe the operator's organization at the provider, and
+// Claude Code reads that family (`-unified-*`) as the user's own standing; the gateway sends its
+// own for the caller's limits (usage/budget-headers.ts), as Claude Code's gateway protocol asks.
+const PASS_PREFIXES = ['x-ratelimit-'];
 
 export function clientResponseHeaders(upstream: Headers): Record<string, string> {
   const headers: Record<string, string> = {};

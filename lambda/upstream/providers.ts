@@ -3,6 +3,7 @@ import type { Family } from '../routes.ts';
 import { adaptBedrockResponse, bedrockRequest, countsTokens } from './bedrock/bedrock.ts';
 import { signAwsRequest } from '../aws/signer.ts';
 import { upstreamRequestHeaders } from './headers.ts';
+import { withoutRequestTags } from '../formats/messages/request-tags.ts';
 
 /**
  * What each upstream type speaks, where to send it, and how it authenticates: the one place a
@@ -112,12 +113,21 @@ export async function providerRequest(
   credential: string | undefined,
 ): Promise<ProviderRequest> {
   if (upstream.type === 'bedrock') return bedrockRequest(upstream, operation, upstreamModel, outgoing, streaming, clientHeaders, credential);
-  const body = outgoing.text;
+  let body = outgoing.text;
   const url = upstreamUrl(upstream, operation);
-  const headers = { ...upstreamRequestHeaders(clientHeaders, upstream.type), ...providerHeaders(upstream, credential, clientHeaders), 'content-type': 'application/json' };
+  const headers: Record<string, string> = { ...upstreamRequestHeaders(clientHeaders, upstream.type), ...providerHeaders(upstream, credential, clientHeaders), 'content-type': 'application/json' };
+  const dropped: string[] = [];
+  // Anthropic's Messages API on Bedrock (Mantle, signed for AWS) refuses request tags: left out.
+  if (upstream.type === 'anthropic' && upstream.aws !== undefined) {
+    const cleaned = withoutRequestTags(body, headers['anthropic-beta']);
+    body = cleaned.body;
+    if (cleaned.betaHeader === undefined) delete headers['anthropic-beta'];
+    else headers['anthropic-beta'] = cleaned.betaHeader;
+    dropped.push(...cleaned.dropped);
+  }
   // An `aws` upstream (e.g. Bedrock's OpenAI-compatible endpoint) is signed instead of keyed.
   if (upstream.aws !== undefined && credential === undefined) Object.assign(headers, await signAwsRequest(upstream.aws, { method: 'POST', url, headers, body }));
-  return { url, headers, body, dropped: [] };
+  return { url, headers, body, dropped };
 }
 
 /** The upstream's answer in the format the gateway expects of its type (as is, but for Bedrock's). */

@@ -71,6 +71,23 @@ export class UpstreamHealth {
     return available;
   }
 
+  /**
+   * What this instance knows now, for the console: targets with failures (cooling down until,
+   * when they are), and keys resting until when. Per instance: other instances learn on their own.
+   */
+  snapshot(): { targets: { upstream: string; model: string; failures: number; coolingDownUntil?: number }[]; restingKeys: { upstream: string; index: number; until: number }[] } {
+    const now = this.#options.now();
+    const targets = [...this.#targets].map(([id, entry]) => {
+      const [upstream = '', model = ''] = id.split('\u0000');
+      return { upstream, model, failures: entry.failures, ...(entry.coolUntil > now ? { coolingDownUntil: entry.coolUntil } : {}) };
+    });
+    const restingKeys = [...this.#restingKeys].flatMap(([id, until]) => {
+      const [upstream = '', index = '0'] = id.split('\u0000');
+      return until > now ? [{ upstream, index: Number(index), until }] : [];
+    });
+    return { targets, restingKeys };
+  }
+
   /** Rests a key: after a 429 for its `retry-after` (or the default), after a 401/403 longer. */
   restKey(upstream: Upstream, index: number, status: number, retryAfterMs: number | undefined): number {
     const ms = status === 429 ? (retryAfterMs ?? this.#options.rateLimitRestMs) : this.#options.rejectedRestMs;

@@ -55,3 +55,15 @@ export function formatUsdShort(micro: number): string {
   const [whole, fraction = ''] = (micro / 1e6).toFixed(6).split('.');
   return `$${whole}.${fraction.replace(/0+$/, '').padEnd(2, '0')}`;
 }
+
+/**
+ * `12.5` -> 12_500_000 micro-dollars, by string arithmetic (no binary rounding): at most six
+ * decimals, above zero. Undefined when the text is not such an amount. The key CLI's dollar
+ * flags and the console's dollar fields read amounts with it.
+ */
+export function parseMicroUsd(text: string): number | undefined {
+  const match = /^(\d*)(?:\.(\d{1,6}))?$/.exec(text);
+  if (!match || (match[1] === '' && match[2] === undefined)) return undefined;
+  const micro = Number(match[1] || '0') * 1e6 + Number((match[2] ?? '').padEnd(6, '0'));
+  return micro >= 1 && Number.isSafeInteger(micro) ? micro : undefined;
+}

@@ -33,26 +33,44 @@ export async function poolSpend(tableName: string, client: DynamoApi, groups: re
   });
   const spend = new Map<string, PoolSpend>(groups.map((group) => [group, { day: 0, week: 0, month: 0 }]));
   const keys = groups.flatMap((group) => [keyOf('M', month, group), ...weekDays.map((day) => keyOf('D', day, group))]);
-  for (let i = 0; i < keys.length; i += BATCH_KEYS) {
-    for (const item of await batchGet(tableName, client, keys.slice(i, i + BATCH_KEYS))) {
-      const sk = item[STATS_TABLE.sortKey]?.S ?? '';
-      const bucket = sk.slice(0, sk.indexOf('#'));
-      const total = spend.get(sk.slice(bucket.length + 1));
-      if (!total) continue;
-      const cost = Number(item.costMicroUsd?.N ?? 0);
-      if (bucket === month) total.month += cost;
-      else total.week += cost;
-      if (bucket === today) total.day += cost;
-    }
+  for (const item of await batchGetRows(tableName, client, keys, ['costMicroUsd'])) {
+    const sk = item[STATS_TABLE.sortKey]?.S ?? '';
+    const bucket = sk.slice(0, sk.indexOf('#'));
+    const total = spend.get(sk.slice(bucket.length + 1));
+    if (!total) continue;
+    const cost = Number(item.costMicroUsd?.N ?? 0);
+    if (bucket === month) total.month += cost;
+    else total.week += cost;
+    if (bucket === today) total.day += cost;
   }
   return spend;
 }
 
-async function batchGet(tableName: string, client: DynamoApi, keys: Key[]): Promise<Key[]> {
+/**
+ * Rollup rows by key: one BatchGetItem per 100 keys (`parallel` at once), retrying the keys
+ * DynamoDB left unprocessed (throttling). With `attributes`, only those of each row (and its
+ * keys) are fetched.
+ */
+export async function batchGetRows(tableName: string, client: DynamoApi, keys: Key[], attributes?: readonly string[], parallel = 4): Promise<Key[]> {
+  const batches: Key[][] = [];
+  for (let i = 0; i < keys.length; i += BATCH_KEYS) batches.push(keys.slice(i, i + BATCH_KEYS));
   const items: Key[] = [];
-  let request: Record<string, KeysAndAttributes> | undefined = { [tableName]: { Keys: keys, ProjectionExpression: '#pk, #sk, costMicroUsd', ExpressionAttributeNames: { '#pk': STATS_TABLE.partitionKey, '#sk': STATS_TABLE.sortKey } } };
+  let next = 0;
+  const worker = async () => {
+    for (let batch = batches[next++]; batch !== undefined; batch = batches[next++]) items.push(...(await batchGet(tableName, client, batch, attributes)));
+  };
+  await Promise.all(Array.from({ length: Math.min(parallel, batches.length) }, worker));
+  return items;
+}
+
+async function batchGet(tableName: string, client: DynamoApi, keys: Key[], attributes?: readonly string[]): Promise<Key[]> {
+  const items: Key[] = [];
+  const names: Record<string, string> = { '#pk': STATS_TABLE.partitionKey, '#sk': STATS_TABLE.sortKey };
+  attributes?.forEach((name, i) => (names[`#a${i}`] = name));
+  const projection = attributes ? { ProjectionExpression: ['#pk', '#sk', ...attributes.map((_, i) => `#a${i}`)].join(', '), ExpressionAttributeNames: names } : {};
+  let request: Record<string, KeysAndAttributes> | undefined = { [tableName]: { Keys: keys, ...projection } };
   for (let round = 0; request !== undefined; round++) {
-    if (round === UNPROCESSED_ROUNDS) throw new Error('The stats table left group rollup reads unprocessed; try again.');
+    if (round === UNPROCESSED_ROUNDS) throw new Error('The stats table left rollup reads unprocessed; try again.');
     if (round > 0) await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** round));
     const result: BatchGetItemOutput = await client.call('BatchGetItem', { RequestItems: request });
     items.push(...(result.Responses?.[tableName] ?? []));

@@ -1,5 +1,6 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { DynamoApi } from '../aws/dynamodb.ts';
+import { batchGetRows } from './group-pools.ts';
 import { HISTOGRAM_COUNTERS } from './rollup-fold.ts';
 import { bucketEnd, bucketOf, periodOf, ROLLUP_COUNTERS, STATS_TABLE, statsKeys, TTFB_BOUNDS_MS, type Dimension, type Granularity, type RollupCounter } from './stats-table.ts';
 
@@ -106,6 +107,11 @@ export function addRow(totals: RollupTotals, item: Record<string, AttributeValue
   for (const [i, name] of HISTOGRAM_COUNTERS.entries()) totals.ttfb[i] = (totals.ttfb[i] as number) + Number(item[name]?.N ?? 0);
 }
 
+/** The attributes a metric is computed from (what a read needs to fetch of each row). */
+export function attributesOf(metrics: readonly SeriesMetric[]): string[] {
+  return [...new Set(metrics.flatMap((metric) => (metric === 'ttfbP50' || metric === 'ttfbP99' ? HISTOGRAM_COUNTERS : [metric])))];
+}
+
 function metricOf(totals: RollupTotals, metric: SeriesMetric): number {
   if (metric === 'ttfbP50' || metric === 'ttfbP99') return ttfbPercentile(totals.ttfb, metric === 'ttfbP50' ? 0.5 : 0.99) ?? 0;
   return totals[metric];
@@ -137,7 +143,8 @@ export class Rollups {
     const buckets = bucketsBetween(resolved, from, to);
     const index = new Map(buckets.map((bucket, i) => [bucket, i]));
     const perValue = new Map<string, RollupTotals[]>();
-    for (const row of await this.#rows(resolved, dimension, partitions, from, to)) {
+    // Only the attributes the metrics need are fetched: a row holds up to 27 counters.
+    for (const row of await this.#rows(resolved, dimension, partitions, from, to, attributesOf(metrics))) {
       const at = index.get(row.bucket);
       if (at === undefined) continue;
       let cells = perValue.get(row.value);
@@ -148,11 +155,14 @@ export class Rollups {
     return { granularity: resolved, buckets, values };
   }
 
-  /** Each value's totals over a range (counters and TTFB histogram): the same Queries as `series`. */
-  async totals(dimension: Dimension, from: Date, to: Date, granularity: GranularityChoice = 'auto'): Promise<ValueTotals[]> {
+  /**
+   * Each value's totals over a range (counters and TTFB histogram; only `counters` when given,
+   * the others then read as 0): the same Queries as `series`.
+   */
+  async totals(dimension: Dimension, from: Date, to: Date, granularity: GranularityChoice = 'auto', counters?: readonly RollupCounter[]): Promise<ValueTotals[]> {
     const resolved = granularity === 'auto' ? granularityFor(from, to) : granularity;
     const perValue = new Map<string, RollupTotals>();
-    for (const row of await this.#rows(resolved, dimension, partitionsBetween(resolved, from, to), from, to)) {
+    for (const row of await this.#rows(resolved, dimension, partitionsBetween(resolved, from, to), from, to, counters)) {
       let totals = perValue.get(row.value);
       if (!totals) perValue.set(row.value, (totals = emptyTotals()));
       addRow(totals, row.item);
@@ -161,8 +171,8 @@ export class Rollups {
   }
 
   /** The `n` values with the most of `metric` over a range, most first: the same Queries as `series`. */
-  async top(dimension: Dimension, metric: RollupCounter, n: number, from: Date, to: Date, granularity: GranularityChoice = 'auto'): Promise<ValueTotals[]> {
-    const totals = await this.totals(dimension, from, to, granularity);
+  async top(dimension: Dimension, metric: RollupCounter, n: number, from: Date, to: Date, granularity: GranularityChoice = 'auto', counters?: readonly RollupCounter[]): Promise<ValueTotals[]> {
+    const totals = await this.totals(dimension, from, to, granularity, counters && [...new Set([metric, ...counters])]);
     return totals.sort((a, b) => b.totals[metric] - a.totals[metric] || a.value.localeCompare(b.value)).slice(0, n);
   }
 
@@ -185,11 +195,31 @@ export class Rollups {
     return item?.lastMinute?.N === undefined ? undefined : new Date((Number(item.lastMinute.N) + 1) * 60_000);
   }
 
-  async #rows(granularity: Granularity, dimension: Dimension, partitions: string[], from: Date, to: Date): Promise<Row[]> {
+  /**
+   * Rows picked one by one (a dimension value's buckets): one BatchGetItem per 100 rows (with
+   * `counters`, only those are fetched). Keyed by `<granularity>#<bucket>#<value>`; rows without
+   * usage are absent.
+   */
+  async rowsAt(dimension: Dimension, cells: readonly { granularity: Granularity; bucket: string; value: string }[], counters?: readonly RollupCounter[]): Promise<Map<string, RollupTotals>> {
+    const keys = cells.map(({ granularity, bucket, value }) => ({
+      [STATS_TABLE.partitionKey]: { S: statsKeys.rollup(granularity, dimension, periodOf(granularity, bucket)) },
+      [STATS_TABLE.sortKey]: { S: statsKeys.rollupSort(bucket, value) },
+    }));
+    const found = new Map<string, RollupTotals>();
+    for (const item of await batchGetRows(this.#tableName, this.#client, keys, counters)) {
+      const granularity = (item[STATS_TABLE.partitionKey]?.S ?? '').split('#')[1] as Granularity;
+      const totals = emptyTotals();
+      addRow(totals, item);
+      found.set(`${granularity}#${item[STATS_TABLE.sortKey]?.S ?? ''}`, totals);
+    }
+    return found;
+  }
+
+  async #rows(granularity: Granularity, dimension: Dimension, partitions: string[], from: Date, to: Date, attributes?: readonly string[]): Promise<Row[]> {
     const low = `${bucketOf(granularity, from)}#`;
     // '$' follows '#': every sort key of the last bucket is below it, whatever its value.
     const high = `${bucketOf(granularity, to)}$`;
-    const pages = await Promise.all(partitions.map((period) => this.#query(statsKeys.rollup(granularity, dimension, period), low, high)));
+    const pages = await Promise.all(partitions.map((period) => this.#query(statsKeys.rollup(granularity, dimension, period), low, high, attributes)));
     return pages.flat().map((item) => {
       const sk = item[STATS_TABLE.sortKey]?.S ?? '';
       const cut = sk.indexOf('#');
@@ -197,14 +227,18 @@ export class Rollups {
     });
   }
 
-  async #query(pk: string, low: string, high: string): Promise<Record<string, AttributeValue>[]> {
+  async #query(pk: string, low: string, high: string, attributes?: readonly string[]): Promise<Record<string, AttributeValue>[]> {
     const items: Record<string, AttributeValue>[] = [];
     let start: Record<string, AttributeValue> | undefined;
+    const names: Record<string, string> = { '#pk': STATS_TABLE.partitionKey, '#sk': STATS_TABLE.sortKey };
+    attributes?.forEach((name, i) => (names[`#a${i}`] = name));
+    const projection = attributes && { ProjectionExpression: ['#sk', ...attributes.map((_, i) => `#a${i}`)].join(', ') };
     do {
       const page = await this.#client.call('Query', {
         TableName: this.#tableName,
         KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :low AND :high',
-        ExpressionAttributeNames: { '#pk': STATS_TABLE.partitionKey, '#sk': STATS_TABLE.sortKey },
+        ExpressionAttributeNames: names,
+        ...projection,
         ExpressionAttributeValues: { ':pk': { S: pk }, ':low': { S: low }, ':high': { S: high } },
         ...(start ? { ExclusiveStartKey: start } : {}),
       });

@@ -56,6 +56,7 @@ export class DynamoStatsStore {
     if (event.status !== undefined) item.status = { N: String(event.status) };
     if (event.outcome !== undefined) item.outcome = { S: event.outcome };
     if (event.ttfbMs !== undefined) item.ttfbMs = { N: String(event.ttfbMs) };
+    if (event.fallback) item.fallback = { BOOL: true };
     await this.#client.call('PutItem', { TableName: this.tableName, Item: item });
   }
 
@@ -190,5 +191,6 @@ function toRollupSource(item: Item): RollupSource {
   if (item.status?.N !== undefined) source.status = Number(item.status.N);
   if (item.outcome?.S !== undefined) source.outcome = item.outcome.S;
   if (item.ttfbMs?.N !== undefined) source.ttfbMs = Number(item.ttfbMs.N);
+  if (item.fallback?.BOOL) source.fallback = true;
   return source;
 }

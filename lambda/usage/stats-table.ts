@@ -20,8 +20,11 @@ export type Dimension = (typeof DIMENSIONS)[number];
 /** How long rollup rows are kept, in days, by granularity. */
 export const ROLLUP_RETENTION_DAYS: Record<Granularity, number> = { H: 35, D: 400, M: 5 * 366 };
 
-/** Counters of a rollup row (atomic ADDs), plus the time-to-first-byte histogram `t00`…`t19`. */
-export const ROLLUP_COUNTERS = ['requests', 'errors', 'inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens', 'costMicroUsd'] as const;
+/**
+ * Counters of a rollup row (atomic ADDs), plus the time-to-first-byte histogram `t00`…`t19`.
+ * `fallbacks`: requests answered after another try failed (a fallback target, or another key).
+ */
+export const ROLLUP_COUNTERS = ['requests', 'errors', 'inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens', 'costMicroUsd', 'fallbacks'] as const;
 export type RollupCounter = (typeof ROLLUP_COUNTERS)[number];
 
 /** Upper bounds (ms) of the time-to-first-byte histogram's buckets; the last is open-ended. */

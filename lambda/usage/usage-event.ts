@@ -28,6 +28,8 @@ export interface UsageEvent {
   ttfbMs?: number;
   usage?: Usage;
   costMicroUsd: number;
+  /** Answered after another try failed: a fallback target, or another key of the upstream. */
+  fallback?: boolean;
 }
 
 /**
@@ -54,6 +56,7 @@ export function usageEventOf(state: RequestState, at: Date, configuredModels: Re
   if (state.outcome !== undefined) event.outcome = state.outcome;
   if (state.firstByteAt !== undefined) event.ttfbMs = state.firstByteAt - state.startedAt;
   if (state.usage) event.usage = state.usage;
+  if (state.attempts.length > 1) event.fallback = true;
   return event;
 }
 

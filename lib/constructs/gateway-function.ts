@@ -1,3 +1,4 @@
+import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Aws, Duration, Validations } from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -9,6 +10,7 @@ import type { RoutingConfig } from '../../lambda/config/routing.ts';
 import type { CorsConfig, TuningConfig } from '../config.ts';
 import type { AccessStatement } from './bedrock-access.ts';
 import { CONFIG_FILE_NAME, configFileHooks } from './config-file.ts';
+import { consoleAssetHooks } from './console-assets.ts';
 import type { IdentitySecret } from './identity-secret.ts';
 import type { IdentityTable } from './identity-table.ts';
 import type { KeyTable } from './key-table.ts';
@@ -20,6 +22,12 @@ import type { UpstreamSecret } from './upstream-secret.ts';
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** The Lambda entry module; exported for the bundle-budget test. */
 export const HANDLER_ENTRY = fileURLToPath(new URL('../../lambda/handler.ts', import.meta.url));
+
+/**
+ * Files the handler reads beside its bundle (`new URL('./<name>', import.meta.url)`), copied next
+ * to index.mjs: the login helper script it serves (lambda/identity/helper-script.ts).
+ */
+export const FILES_BESIDE_BUNDLE = ['lambda/identity/gateway-login.mjs'];
 
 /**
  * How the handler is bundled. The bundle-budget test builds with this same object, so the size
@@ -42,6 +50,11 @@ export const HANDLER_BUNDLING = {
   bundleAwsSDK: true,
   // A CommonJS dependency calling require() would otherwise fail inside an ES module.
   banner: "import{createRequire as __cr}from'node:module';const require=__cr(import.meta.url);",
+  commandHooks: {
+    beforeBundling: () => [],
+    beforeInstall: () => [],
+    afterBundling: (inputDir: string, outputDir: string) => FILES_BESIDE_BUNDLE.map((file) => `cp "${inputDir}/${file}" "${outputDir}/${basename(file)}"`),
+  },
 } as const satisfies BundlingOptions;
 
 /** Optional tuning setting -> the environment variable lambda/config/settings.ts reads. */
@@ -110,6 +123,8 @@ export class GatewayFunction extends Construct {
     });
     this.logGroup.grantWrite(role);
     props.keyTable.grantKeyLookup(role);
+    // The console's admin API (/admin/api) manages keys from this same function.
+    props.keyTable.grantKeyAdministration(role);
     props.usageTable.grantMetering(role);
     props.statsTable.grantGateway(role);
     props.upstreamSecret?.grantRead(role);
@@ -126,8 +141,10 @@ export class GatewayFunction extends Construct {
       runtime: Runtime.NODEJS_24_X,
       // Cheaper per GB-second than x86 with the same pure-JavaScript bundle.
       architecture: Architecture.ARM_64,
-      // The routing config rides along as a file beside index.mjs (GATEWAY_CONFIG_FILE).
-      bundling: { ...HANDLER_BUNDLING, commandHooks: configFileHooks(props.routing) },
+      // The routing config rides along as a file beside index.mjs (GATEWAY_CONFIG_FILE), after the
+      // files the handler reads (the login helper), and the console page at ui/dist
+      // (lambda/admin/assets.ts reads it there).
+      bundling: { ...HANDLER_BUNDLING, commandHooks: consoleAssetHooks(configFileHooks(props.routing, HANDLER_BUNDLING.commandHooks)) },
       role,
       logGroup: this.logGroup,
       loggingFormat: LoggingFormat.JSON,

@@ -70,4 +70,16 @@ export class KeyTable extends Construct {
     );
     return read;
   }
+
+  /**
+   * What the console's admin API does with the table (lambda/auth/key-operations.ts, served by
+   * the same function at /admin/api): list keys a page at a time (Scan), find a key's items by its
+   * public id (Query on the id index), create and rotate (PutItem), change and revoke
+   * (UpdateItem). With it, code running as the function can change any key; the console's own
+   * callers are checked in lambda/admin/access.ts (docs/console.md, "What the console adds").
+   */
+  grantKeyAdministration(grantee: IGrantable): Grant {
+    Grant.addToPrincipal({ grantee, actions: ['dynamodb:Query'], resourceArns: [`${this.table.tableArn}/index/${KEY_TABLE.idIndex}`] });
+    return Grant.addToPrincipal({ grantee, actions: ['dynamodb:PutItem', 'dynamodb:Scan', 'dynamodb:UpdateItem'], resourceArns: [this.table.tableArn] });
+  }
 }

@@ -88,6 +88,21 @@ test('an anthropic upstream with "aws" (Messages on bedrock-mantle) is signed; t
   expect(refused).toEqual([]);
 });
 
+test('Messages on bedrock-mantle: request tags (the member and its beta) are left out before signing, and said so', async () => {
+  mantle.reply(signedOnly(sendJson(200, fixture('anthropic/text.json'))));
+  const response = await fetch(`${gateway.url}/first/v1/messages`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'anthropic-beta': 'request-tags-2026-08-21' },
+    body: JSON.stringify({ model: 'anthropic.claude-sonnet-5', max_tokens: 30, tags: { team: 'ml' }, messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  expect(response.status).toBe(200);
+  expect(response.headers.get('x-gateway-dropped')).toBe('tags, anthropic-beta request-tags-2026-08-21');
+  const sent = mantle.requests.at(-1) as RecordedRequest;
+  expect(JSON.parse(sent.body)).toEqual({ model: 'anthropic.claude-sonnet-5', max_tokens: 30, messages: [{ role: 'user', content: 'hi' }] });
+  expect(sent.headers['anthropic-beta']).toBeUndefined();
+  expect(refused).toEqual([]);
+});
+
 test('a signature the service refuses reaches the client as the service\'s 403, with no credential in it', async () => {
   const openai = new OpenAI({ baseURL: `${gateway.url}/second/v1`, apiKey: key, maxRetries: 0 });
   mantle.reply(signedOnly(sendJson(200, fixture('openai/text.json'))));

@@ -245,3 +245,22 @@ test.each(['.', '..', 'anthropic.claude/../../x', 'arn:aws:bedrock:us-east-1:123
     expect(fake.requests.length).toBe(sent);
   },
 );
+
+test('request tags (the body member and its beta) are left out before Bedrock and said so; the Anthropic API gets them as sent', async () => {
+  const body = { model: 'claude-sonnet-5', ...ask, tags: { billing_group: 'ml-research' } };
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'anthropic-beta': 'request-tags-2026-08-21,interleaved-thinking-2025-05-14' };
+  const toBedrock = await fetch(`${gateway.url}/first/v1/messages`, { method: 'POST', headers, body: JSON.stringify(body) });
+  expect(toBedrock.status).toBe(200);
+  expect(toBedrock.headers.get('x-gateway-dropped')).toBe('anthropic-beta request-tags-2026-08-21, tags');
+  const sent = fake.requests.at(-1);
+  expect(sent?.body).not.toHaveProperty('tags');
+  expect(sent?.body).toMatchObject({ anthropic_beta: ['interleaved-thinking-2025-05-14'] });
+
+  anthropicApi.reply(sendJson(200, { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-with-fallback', content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', usage: { input_tokens: 3, output_tokens: 1 } }));
+  const raw = JSON.stringify({ ...body, model: 'claude-with-fallback' });
+  const toAnthropic = await fetch(`${gateway.url}/first/v1/messages`, { method: 'POST', headers, body: raw });
+  expect(toAnthropic.status).toBe(200);
+  expect(toAnthropic.headers.get('x-gateway-dropped')).toBeNull();
+  expect(anthropicApi.requests.at(-1)?.body).toBe(raw);
+  expect(anthropicApi.requests.at(-1)?.headers['anthropic-beta']).toBe('request-tags-2026-08-21,interleaved-thinking-2025-05-14');
+});

@@ -56,7 +56,7 @@ describe('GatewayStack', () => {
     expect(JSON.stringify(variables)).not.toContain('resolve:secretsmanager');
   });
 
-  test("grants only GetItem and an UpdateItem of lastUsedAt on the key table, GetItem/Query/UpdateItem on the usage table, event writes and rollup reads on the stats table, read on the secret and writes to its own log group", () => {
+  test("grants GetItem and an UpdateItem of lastUsedAt on the key table for requests and the console's key operations, GetItem/Query/UpdateItem on the usage table, event writes and rollup reads on the stats table, read on the secret and writes to its own log group", () => {
     const role = onlyResource(template, 'AWS::IAM::Role', 'Gateway');
     expect(role.properties.ManagedPolicyArns).toBeUndefined();
     expect(role.properties.Policies).toBeUndefined();
@@ -68,13 +68,16 @@ describe('GatewayStack', () => {
         Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
         Resource: { 'Fn::GetAtt': [onlyResource(template, 'AWS::Logs::LogGroup', 'Gateway').logicalId, 'Arn'] },
       },
-      { Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: { 'Fn::GetAtt': [KEY_TABLE_LOGICAL_ID, 'Arn'] } },
+      // Requests read keys; the console's admin API also lists them (Scan, a page at a time), creates and rotates (PutItem), changes and revokes (UpdateItem).
+      { Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Scan', 'dynamodb:UpdateItem'], Resource: { 'Fn::GetAtt': [KEY_TABLE_LOGICAL_ID, 'Arn'] } },
       {
         Effect: 'Allow',
         Action: 'dynamodb:UpdateItem',
         Resource: { 'Fn::GetAtt': [KEY_TABLE_LOGICAL_ID, 'Arn'] },
         Condition: { 'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['keyHash', 'lastUsedAt'] }, StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' } },
       },
+      // ...and finds a key's items by its public id.
+      { Effect: 'Allow', Action: 'dynamodb:Query', Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [KEY_TABLE_LOGICAL_ID, 'Arn'] }, '/index/byId']] } },
       { Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], Resource: { 'Fn::GetAtt': [USAGE_TABLE_LOGICAL_ID, 'Arn'] } },
       { Effect: 'Allow', Action: 'dynamodb:PutItem', Resource: { 'Fn::GetAtt': [STATS_TABLE_LOGICAL_ID, 'Arn'] }, Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['E#*'] } } },
       { Effect: 'Allow', Action: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'], Resource: { 'Fn::GetAtt': [STATS_TABLE_LOGICAL_ID, 'Arn'] }, Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['R#*', 'AGG'] } } },

@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { newTokenKey } from '../../lambda/identity/secrets.ts';
 import type { AwsJsonFake } from '../support/aws-json-fake.ts';
 import { startTestIdp, type TestIdp } from '../support/oidc-idp.ts';
+import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver.ts';
 import { messagesWith, ALICE } from '../support/sign-in-gateway.ts';
 import { approveInBrowser, poll, refresh, revoke, ScriptedBrowser } from '../support/sign-in.ts';
 import { startFunctionSecrets, startRealRuntime, type RealRuntime } from './real-runtime.ts';
@@ -16,16 +18,29 @@ import { startFunctionSecrets, startRealRuntime, type RealRuntime } from './real
 let idp: TestIdp;
 let secrets: AwsJsonFake;
 let runtime: RealRuntime;
+let collector: OtlpReceiver;
 const tokenKey = newTokenKey();
+const SETTINGS = { env: { CLAUDE_CODE_ENABLE_GATEWAY_MODEL_DISCOVERY: '1' } };
 
 beforeAll(async () => {
   idp = await startTestIdp({ users: [ALICE] });
-  secrets = await startFunctionSecrets({ tokenKey, IDP_CLIENT_SECRET: idp.clientSecret });
+  // An OTLP/HTTP collector on loopback; its header comes from a member of the identity secret.
+  collector = await startOtlpReceiver();
+  secrets = await startFunctionSecrets({ tokenKey, IDP_CLIENT_SECRET: idp.clientSecret, OTLP_HEADERS: 'x-collector-key=from-the-secret' });
   runtime = await startRealRuntime({
     routing: {
       upstreams: { sim: { type: 'simulator' } },
       routes: [{ model: '*', upstream: 'sim' }],
-      identity: { issuer: idp.issuer, clientId: idp.clientId, clientSecretEnv: 'IDP_CLIENT_SECRET', authorizationParams: { prompt: 'consent' } },
+      identity: {
+        issuer: idp.issuer,
+        clientId: idp.clientId,
+        clientSecretEnv: 'IDP_CLIENT_SECRET',
+        authorizationParams: { prompt: 'consent' },
+        policies: [{ models: ['claude-*'], managedSettings: SETTINGS }],
+        // A pool makes every request of Alice's read the group rollups from the stats table.
+        caps: { default: { daily: 50 }, pools: { [ALICE.groups[0] as string]: { monthly: 1000 } } },
+        otlp: { endpoint: collector.url, headersEnv: 'OTLP_HEADERS' },
+      },
     },
     timeoutMs: 10_000,
     environment: { GATEWAY_IDENTITY_SECRET: 'gateway/identity', AWS_ENDPOINT_URL_SECRETSMANAGER: secrets.url },
@@ -37,6 +52,7 @@ afterAll(async () => {
   await runtime?.close();
   await secrets?.close();
   await idp?.close();
+  await collector?.close();
 });
 
 test('a whole sign-in, a model request with its token, a refresh and a sign-out through the real runtime', async () => {
@@ -56,7 +72,10 @@ test('a whole sign-in, a model request with its token, a refresh and a sign-out 
 
   const tokens = await poll(url, device.device_code);
   expect(tokens).toMatchObject({ status: 200, body: { email: ALICE.email } });
-  expect((await messagesWith(url, tokens.body.access_token as string)).status).toBe(200);
+  const access = tokens.body.access_token as string;
+  const answered = await messagesWith(url, access);
+  expect(answered.status).toBe(200);
+  await expectPolicyServed(url, access, answered.headers);
   const rotated = await refresh(url, tokens.body.refresh_token as string);
   expect(rotated.status).toBe(200);
   expect(await revoke(url, rotated.body.access_token as string)).toBe(200);
@@ -74,3 +93,40 @@ test('a form body over 16 KiB is refused on Lambda too (the runtime hands over w
   expect(response.status).toBe(413);
   expect(await response.json()).toMatchObject({ error: 'invalid_request', error_description: expect.stringContaining('the limit is 16384 bytes') });
 });
+
+test('the login helper is served from beside the bundle, as it is in the repository', async () => {
+  const response = await fetch(`${runtime.url}/login/helper.mjs`);
+  expect(response.status).toBe(200);
+  expect(response.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+  expect(await response.text()).toBe(readFileSync(new URL('../../lambda/identity/gateway-login.mjs', import.meta.url), 'utf8'));
+});
+
+/**
+ * Policy on the Lambda path (handler.ts's own wiring): the person's cap described in the headers
+ * and in /api/oauth/usage (their day items in the usage table), the group pool read from the stats
+ * table (a read that failed would refuse the turn: fail closed), models enforced, managed
+ * settings, and telemetry forwarded with the header from the identity secret, never the bearer.
+ */
+async function expectPolicyServed(url: string, access: string, headers: Headers): Promise<void> {
+  const bearer = { authorization: `Bearer ${access}` };
+  expect(headers.get('anthropic-ratelimit-unified-status')).toBe('allowed');
+  expect(Number(headers.get('anthropic-ratelimit-unified-overage-reset'))).toBeGreaterThan(Date.now() / 1000);
+  const denied = await fetch(`${url}/first/v1/messages`, { method: 'POST', headers: { ...bearer, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-5.5', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] }) });
+  expect([denied.status, ((await denied.json()) as { error: { type: string } }).error.type]).toEqual([400, 'invalid_request_error']);
+
+  const usage = await fetch(`${url}/first/api/oauth/usage`, { headers: bearer });
+  expect(usage.status).toBe(200);
+  expect(((await usage.json()) as { limits: { group: string }[] }).limits.map((limit) => limit.group)).toEqual(['daily']);
+
+  const settings = await fetch(`${url}/first/managed/settings`, { headers: bearer });
+  expect(settings.status).toBe(200);
+  const { checksum, settings: body } = (await settings.json()) as { checksum: string; settings: unknown };
+  expect(body).toEqual(SETTINGS);
+  expect((await fetch(`${url}/first/managed/settings`, { headers: { ...bearer, 'if-none-match': `"${checksum}"` } })).status).toBe(304);
+
+  const metrics = await fetch(`${url}/first/v1/metrics`, { method: 'POST', headers: { ...bearer, 'content-type': 'application/json' }, body: '{"resourceMetrics":[]}' });
+  expect(metrics.status).toBe(200);
+  // Lambda forwards before the invocation ends (nothing runs between invocations).
+  const [forwarded] = await collector.waitFor(1);
+  expect([forwarded?.path, forwarded?.headers['x-collector-key'], forwarded?.headers.authorization, forwarded?.body.toString()]).toEqual(['/v1/metrics', 'from-the-secret', undefined, '{"resourceMetrics":[]}']);
+}

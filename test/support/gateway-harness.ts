@@ -10,9 +10,14 @@ import { EnvCredentials, type CredentialSource } from '../../lambda/upstream/cre
 import { nodeHttpFetch } from '../../lambda/upstream/node-http-fetch.ts';
 import { UpstreamHealth, type HealthOptions } from '../../lambda/upstream/upstream-health.ts';
 import { ensureIdentityTable, ensureKeyTable, ensureStatsTable, ensureUsageTable, localDynamo, startEmbeddedStore, type EmbeddedStore } from '../../bin/local/embedded-store.ts';
+import { createAdminDoor } from '../../lambda/admin/index.ts';
+import { ConsoleSessions } from '../../lambda/admin/console-sessions.ts';
+import { consoleCompletion } from '../../lambda/admin/sign-in.ts';
 import { createIdentityDoor, type IdentityDoor } from '../../lambda/identity/index.ts';
+import { IdentityTable } from '../../lambda/identity/store/table.ts';
 import { newTokenKey, type IdentitySecret } from '../../lambda/identity/secrets.ts';
 import { Rollups } from '../../lambda/usage/rollups.ts';
+import { PoolSpendCache } from '../../lambda/usage/group-pools.ts';
 import { DynamoStatsStore } from '../../lambda/usage/stats-store.ts';
 import { DynamoUsageStore } from '../../lambda/usage/usage-store.ts';
 import { UsageRecorder } from '../../lambda/usage/usage-recorder.ts';
@@ -33,8 +38,12 @@ export interface HarnessOptions {
   shareStoreWith?: Harness;
   /** The local server's limits and timeouts (bin/local/function-url-server.ts). */
   server?: Partial<Omit<FunctionUrlServerOptions, 'maxBodyBytes' | 'functionTimeoutMs'>>;
+  /** How long group pool spend is cached (ms; the gateway's 30 s unless given; at least 1). */
+  poolCacheMs?: number;
   /** With a config that has `identity`: the IdP client secret, and a clock for the sign-in room. */
-  identity?: { clientSecret?: string; now?: () => number };
+  identity?: { clientSecret?: string; now?: () => number; otlpHeaders?: string };
+  /** The console room (always built): its clock. */
+  admin?: { now?: () => number };
 }
 
 export interface Harness {
@@ -52,6 +61,8 @@ export interface Harness {
   storeInfo: { endpoint: string; keyTable: string; usageTable: string; statsTable: string; identityTable: string; identitySecret: IdentitySecret };
   /** The sign-in room, when the config has `identity`. */
   identity: IdentityDoor | undefined;
+  /** This instance's view of its upstreams (the console's Upstreams view shows it). */
+  health: UpstreamHealth;
   server: FunctionUrlServer;
   issueKey(request?: Partial<KeyRequest>): Promise<{ key: string; id: string }>;
   close(): Promise<void>;
@@ -71,7 +82,7 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
     usageTable: name('usage'),
     statsTable: name('stats'),
     identityTable: name('identity'),
-    identitySecret: { tokenKey: newTokenKey(), ...(options.identity?.clientSecret ? { clientSecret: options.identity.clientSecret } : {}) },
+    identitySecret: { tokenKey: newTokenKey(), ...(options.identity?.clientSecret ? { clientSecret: options.identity.clientSecret } : {}), ...(options.identity?.otlpHeaders ? { otlpHeaders: options.identity.otlpHeaders } : {}) },
   };
   const dynamo = localDynamo(storeInfo.endpoint);
   if (!shared) {
@@ -85,6 +96,8 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
   const settings = { ...DEFAULT_SETTINGS, ...options.settings };
   const stats = new DynamoStatsStore(storeInfo.statsTable, dynamo);
   const recorder = new UsageRecorder(usage, { flushMs: settings.usageFlushMs, stats });
+  const pools = new PoolSpendCache(storeInfo.statsTable, dynamo, options.poolCacheMs);
+  const poolSpend = (groups: readonly string[], at: Date) => pools.spend(groups, at);
   const routing = parseRoutingConfig(options.config);
   const rawLogs: string[] = [];
   const logs: Record<string, unknown>[] = [];
@@ -103,20 +116,42 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
         log,
         cacheSeconds: settings.sessionCacheSeconds,
         ...(options.identity?.now ? { now: options.identity.now } : {}),
+        spend: { days: (account: string, from: string) => recorder.days(account, from), pools: poolSpend },
+        fetch: options.fetch ?? nodeHttpFetch,
+        completions: { console: consoleCompletion(new ConsoleSessions(new IdentityTable(storeInfo.identityTable, dynamo))) },
       })
     : undefined;
+  const health = new UpstreamHealth(options.health);
+  const router = createRouter(routing);
+  // The console as lambda/handler.ts builds it: npm start's tables (identity table always).
+  const admin = createAdminDoor({
+    keys: store,
+    dynamo,
+    identityTableName: storeInfo.identityTable,
+    statsTableName: storeInfo.statsTable,
+    ...(routing.identity ? { identityConfig: routing.identity } : {}),
+    ...(identity ? { identity } : {}),
+    router,
+    health,
+    originOf: (event) => `http://${event.requestContext.domainName}`,
+    log,
+    keyCacheSeconds: settings.keyCacheSeconds,
+    ...(options.admin?.now ? { now: options.admin.now } : {}),
+  });
   const deps: GatewayDeps = {
-    router: createRouter(routing),
+    router,
     prices: createPriceBook(routing.prices),
     keys: store,
     credentials: options.credentials ?? new EnvCredentials(options.env ?? {}),
-    health: new UpstreamHealth(options.health),
+    health,
     usage: recorder,
+    poolSpend,
     settings,
     log,
     // The production upstream client, so tests exercise what deploys.
     fetch: options.fetch ?? nodeHttpFetch,
     ...(identity ? { identity } : {}),
+    admin,
   };
   const handler = createGateway(deps) as unknown as StreamingHandler;
   const server = createFunctionUrlServer(handler, {
@@ -135,6 +170,7 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
     recorder,
     storeInfo,
     identity,
+    health,
     server,
     logs,
     rawLogs,

@@ -18,7 +18,9 @@ export interface SignInSetup {
  * config's `identity` names the IdP, asks for refresh tokens (offline_access, prompt=consent),
  * and takes `identity` overrides.
  */
-export async function startSignInGateway(options: { identity?: Record<string, unknown>; idp?: TestIdpOptions; harness?: Partial<HarnessOptions>; clientSecret?: string } = {}): Promise<SignInSetup> {
+export async function startSignInGateway(
+  options: { identity?: Record<string, unknown>; idp?: TestIdpOptions; harness?: Partial<HarnessOptions>; clientSecret?: string; routes?: Record<string, unknown>[]; upstreams?: Record<string, unknown> } = {},
+): Promise<SignInSetup> {
   const idp = await startTestIdp({ users: [ALICE, BOB], ...options.idp });
   let offset = 0;
   const identity = {
@@ -29,9 +31,9 @@ export async function startSignInGateway(options: { identity?: Record<string, un
     ...options.identity,
   };
   const gateway = await startGateway({
-    config: { upstreams: { sim: { type: 'simulator' } }, routes: [{ model: '*', upstream: 'sim' }], identity },
+    config: { upstreams: options.upstreams ?? { sim: { type: 'simulator' } }, routes: options.routes ?? [{ model: '*', upstream: 'sim' }], identity },
     ...options.harness,
-    identity: { ...(idp.clientSecret ? { clientSecret: options.clientSecret ?? idp.clientSecret } : {}), now: () => Date.now() + offset },
+    identity: { ...options.harness?.identity, ...(idp.clientSecret ? { clientSecret: options.clientSecret ?? idp.clientSecret } : {}), now: () => Date.now() + offset },
   });
   await idp.allowRedirect(`${gateway.url}/oauth/callback`);
   return {

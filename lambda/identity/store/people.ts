@@ -1,5 +1,6 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { identityKeys } from '../identity-table.ts';
+import type { PersonOverrides } from '../policy.ts';
 import type { Person } from '../principal.ts';
 import { personOf, personFields } from './sessions.ts';
 import { N, num, S, str, type IdentityTable, type Item } from './table.ts';
@@ -15,7 +16,9 @@ export interface PersonRecord extends Person {
   firstSeenAt: number;
   lastSeenAt: number;
   overrides?: Record<string, unknown>;
+  /** Who last changed the overrides, and when (epoch ms). */
   updatedBy?: string;
+  updatedAt?: number;
 }
 
 export class PeopleStore {
@@ -51,6 +54,24 @@ export class PeopleStore {
     return item && recordOf(sub, item);
   }
 
+  /**
+   * Replaces the person's cap overrides (dollars per period; `null`: no cap; absent: none of
+   * their own, their groups' or the default applies). Undefined when nobody with that `sub` has
+   * signed in. Returns the overrides before and after.
+   */
+  async setCapOverrides(sub: string, caps: NonNullable<PersonOverrides['caps']>, updatedBy: string, nowMs: number): Promise<{ before: PersonOverrides['caps']; after: PersonOverrides['caps'] } | undefined> {
+    const current = await this.get(sub);
+    if (!current) return undefined;
+    const overrides = { ...current.overrides, caps };
+    const updated = await this.#table.update(identityKeys.people(), sub, {
+      expression: 'SET overrides = :overrides, updatedBy = :by, updatedAt = :now',
+      condition: 'attribute_exists(pk)',
+      values: { ':overrides': attribute(overrides), ':by': S(updatedBy), ':now': N(nowMs) },
+    });
+    if (!updated) return undefined;
+    return { before: (current.overrides?.caps ?? {}) as PersonOverrides['caps'], after: caps };
+  }
+
   /** Everyone who has signed in (one partition, paged): for operators (CLI, console), not the request path. */
   async list(): Promise<PersonRecord[]> {
     const items = await this.#table.partition(identityKeys.people());
@@ -73,7 +94,19 @@ function recordOf(sub: string, item: Item): PersonRecord {
   if (item.overrides?.M !== undefined) record.overrides = plain(item.overrides) as Record<string, unknown>;
   const updatedBy = str(item, 'updatedBy');
   if (updatedBy !== undefined) record.updatedBy = updatedBy;
+  const updatedAt = num(item, 'updatedAt');
+  if (updatedAt !== undefined) record.updatedAt = updatedAt;
   return record;
+}
+
+/** Plain JSON (what overrides hold) as a stored attribute. */
+function attribute(value: unknown): AttributeValue {
+  if (value === null || value === undefined) return { NULL: true };
+  if (typeof value === 'string') return S(value);
+  if (typeof value === 'number') return N(value);
+  if (typeof value === 'boolean') return { BOOL: value };
+  if (Array.isArray(value)) return { L: value.map(attribute) };
+  return { M: Object.fromEntries(Object.entries(value as Record<string, unknown>).filter(([, entry]) => entry !== undefined).map(([name, entry]) => [name, attribute(entry)])) };
 }
 
 /** A stored map as plain JSON (numbers, strings, booleans, lists, maps). */

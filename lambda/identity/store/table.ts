@@ -73,6 +73,21 @@ export class IdentityTable {
     await this.#client.call('DeleteItem', { TableName: this.name, Key: key(pk, sk) });
   }
 
+  /** One page of a partition: at most `limit` items after the sort key `after`, in sort-key order or (newestFirst) reversed. */
+  async query(pk: string, options: { limit: number; after?: string; newestFirst?: boolean }): Promise<{ items: Item[]; last?: string }> {
+    const page = await this.#client.call('Query', {
+      TableName: this.name,
+      KeyConditionExpression: `${PK} = :pk`,
+      ExpressionAttributeValues: { ':pk': { S: pk } },
+      ConsistentRead: true,
+      Limit: options.limit,
+      ScanIndexForward: !options.newestFirst,
+      ...(options.after !== undefined ? { ExclusiveStartKey: key(pk, options.after) } : {}),
+    });
+    const last = page.LastEvaluatedKey?.[IDENTITY_TABLE.sortKey]?.S;
+    return { items: page.Items ?? [], ...(last !== undefined ? { last } : {}) };
+  }
+
   /** Every item of a partition, in sort-key order (paged through). */
   async partition(pk: string): Promise<Item[]> {
     const items: Item[] = [];

@@ -1,6 +1,7 @@
 import type { CleanedRequest } from '../../formats/cleaned-request.ts';
 import { prependTopLevelMember, removeTopLevelMembers, topLevelKeys } from '../../formats/json-fields.ts';
 import { isObject, type Json } from '../../translate/request/shared.ts';
+import { REQUEST_TAGS_MEMBER } from '../../formats/messages/request-tags.ts';
 
 /**
  * A Messages request body as Amazon Bedrock's InvokeModel takes it
@@ -36,8 +37,12 @@ const BEDROCK_BETAS: ReadonlySet<string> = new Set([
 /** Betas Bedrock knows under another name. */
 const RENAMED_BETAS: Readonly<Record<string, string>> = { 'advanced-tool-use-2025-11-20': 'tool-search-tool-2025-10-19' };
 
-/** Members Bedrock refuses outright (`model` and `stream` are moved, not dropped). */
-const REFUSED_MEMBERS = ['metadata', 'service_tier', 'container', 'inference_geo'];
+/**
+ * Members Bedrock refuses outright (`model` and `stream` are moved, not dropped). `tags` are the
+ * Anthropic API's request tags (formats/messages/request-tags.ts); their beta is not on the list
+ * above either.
+ */
+const REFUSED_MEMBERS = ['metadata', 'service_tier', 'container', 'inference_geo', REQUEST_TAGS_MEMBER];
 
 /** Members Bedrock accepts only together with one of their betas. */
 const MEMBERS_NEEDING_BETA: Readonly<Record<string, readonly string[]>> = {

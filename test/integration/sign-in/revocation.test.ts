@@ -18,6 +18,11 @@ describe('revocation', () => {
     expect(refused.status).toBe(401);
     expect(refused.headers.get('x-should-retry')).toBe('false');
     expect(JSON.parse(refused.body)).toMatchObject({ type: 'error', error: { type: 'authentication_error', message: expect.stringContaining('sign in again') } });
+    // Claude Code's other bearer paths refuse it the same way: settings, usage, telemetry.
+    for (const [method, path] of [['GET', '/first/managed/settings'], ['GET', '/first/api/oauth/usage'], ['POST', '/first/v1/metrics'], ['GET', '/second/v1/models?client_version=0.171.0']]) {
+      const other = await fetch(`${url}${path}`, { method, headers: { authorization: `Bearer ${tokens.access_token as string}`, 'content-type': 'application/json' }, ...(method === 'POST' ? { body: '{}' } : {}) });
+      expect([path, other.status, other.headers.get('x-should-retry')]).toEqual([path, 401, 'false']);
+    }
     expect(await refresh(url, tokens.refresh_token as string)).toMatchObject({ status: 401, body: { error: 'invalid_grant' } });
     const audit = setup.gateway.logs.filter((line) => line.msg === 'audit' && line.type === 'session_revoked');
     expect(audit).toEqual([expect.objectContaining({ sub: ALICE.sub, reason: 'sign_out', via: '/oauth/revoke', session: expect.stringMatching(/^ses_/) })]);

@@ -68,4 +68,16 @@ describe('KeyTable', () => {
       },
     ]);
   });
+
+  test('grantKeyAdministration allows what the console\'s key operations do: Scan, PutItem, UpdateItem on the table, Query on the id index', () => {
+    const stack = bareStack();
+    const keys = new KeyTable(stack, 'Keys');
+    const role = new Role(stack, 'Role', { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
+    keys.grantKeyAdministration(role);
+    const statements = onlyResource(Template.fromStack(stack), 'AWS::IAM::Policy').properties.PolicyDocument.Statement;
+    expect(statements).toEqual([
+      { Effect: 'Allow', Action: 'dynamodb:Query', Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [KEY_TABLE_LOGICAL_ID, 'Arn'] }, '/index/byId']] } },
+      { Effect: 'Allow', Action: ['dynamodb:PutItem', 'dynamodb:Scan', 'dynamodb:UpdateItem'], Resource: { 'Fn::GetAtt': [KEY_TABLE_LOGICAL_ID, 'Arn'] } },
+    ]);
+  });
 });

@@ -39,7 +39,8 @@ export function keyRefusal(problem: KeyProblem, record?: Pick<KeyRecord, 'id' | 
 }
 
 const MESSAGES: Record<KeyProblem, (record?: Pick<KeyRecord, 'id' | 'expiresAt'>) => string> = {
-  missing: () => `No API key was sent: send the key this gateway issued (${KEY_PREFIX}...) as a Bearer token.`,
+  // Also what a signed-in client sends once its token is gone (Codex after gateway-login fails): name both ways in.
+  missing: () => `No API key was sent: send the key this gateway issued (${KEY_PREFIX}...) as a Bearer token, or sign in if the gateway has sign-in (Claude Code's /login, gateway-login for the other clients).`,
   not_bearer: () => `The Authorization header is not a Bearer token: send the key as "Authorization: Bearer ${KEY_PREFIX}...".`,
   // Worded to stay true when other credentials (sign-in tokens) exist besides gwk_ keys.
   not_issued: () => `The API key sent is not a credential this gateway issued (its keys start with ${KEY_PREFIX}); a provider's own API key does not work here.`,

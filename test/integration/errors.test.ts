@@ -63,7 +63,7 @@ describe('keys', () => {
     const unknownKey = generateApiKey();
     const upstreamBefore = upstream.requests.length;
     const cases: [string, Record<string, string>, RegExp][] = [
-      ['missing', {}, /^No API key was sent: send the key this gateway issued \(gwk_\.\.\.\) as a Bearer token\.$/],
+      ['missing', {}, /^No API key was sent: send the key this gateway issued \(gwk_\.\.\.\) as a Bearer token, or sign in if the gateway has sign-in \(Claude Code's \/login, gateway-login for the other clients\)\.$/],
       ['not a Bearer token', { authorization: key }, /^The Authorization header is not a Bearer token/],
       ['a provider key', bearer('sk-ant-api03-provider'), /^The API key sent is not a credential this gateway issued \(its keys start with gwk_\)/],
       ['a provider key in x-api-key', { 'x-api-key': 'sk-ant-api03-provider' }, /^The API key sent is not a credential this gateway issued/],

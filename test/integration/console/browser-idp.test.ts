@@ -86,6 +86,11 @@ describe('the console with an identity provider, in a browser', () => {
     await page.goto(`${server.url}/admin#/keys`);
     await page.getByText('You are a viewer').waitFor();
     expect(await page.getByRole('button', { name: 'New key' }).count()).toBe(0);
+    // A person's page: their effective caps, and no form to change them.
+    await page.goto(`${server.url}/admin#/people`);
+    await page.getByRole('button', { name: 'Details of viv@example.com' }).click();
+    await page.getByRole('dialog').getByRole('table', { name: 'Effective caps' }).waitFor();
+    expect(await page.getByRole('button', { name: 'Save caps' }).count()).toBe(0);
     expect(problems).toEqual([]);
   });
 

@@ -19,7 +19,7 @@ export type RouteName =
   | 'admin';
 
 /** The sign-in room's endpoints; lambda/identity/index.ts maps each to its module. */
-export type IdentityEndpoint = 'metadata' | 'device_authorization' | 'token' | 'revoke' | 'device' | 'callback' | 'managed_settings' | 'usage' | 'telemetry';
+export type IdentityEndpoint = 'metadata' | 'device_authorization' | 'token' | 'revoke' | 'device' | 'callback' | 'managed_settings' | 'usage' | 'telemetry' | 'helper';
 
 export interface Route {
   name: RouteName;
@@ -92,6 +92,8 @@ const IDENTITY_PATHS: Readonly<Record<string, Readonly<Record<string, IdentityPa
   '/first/v1/metrics': { POST: TELEMETRY },
   '/first/v1/logs': { POST: TELEMETRY },
   '/first/v1/traces': { POST: TELEMETRY },
+  // The login helper script (docs/sign-in.md): a GET without a body.
+  '/login/helper.mjs': { GET: { endpoint: 'helper', ...OPEN, maxBodyBytes: 0 } },
 };
 
 /** Endpoints whose errors are OAuth error bodies (RFC 6749 §5.2), not a model API's envelope. */

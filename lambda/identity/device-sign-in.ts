@@ -1,6 +1,6 @@
 import { newSessionId } from './codes.ts';
 import type { SignInCompletion } from './context.ts';
-import { clientName, messagePage } from './pages.ts';
+import { messagePage, signedInPage } from './pages.ts';
 import { sessionEnd } from './session-tokens.ts';
 
 /**
@@ -32,7 +32,7 @@ export const deviceSignIn: SignInCompletion = {
     await context.grants.forgetUserCode(grant.userCodeHash);
     await context.audit.record({ type: 'sign_in', sub: person.sub, email: person.email, ip: request.ip, surface: grant.surface, session: id, via: '/oauth/callback' }, now);
     const who = person.email ?? person.name ?? person.sub;
-    return messagePage(request.origin, 'Signed in', `You are signed in as ${who}. Go back to ${clientName(grant.surface)}: it finishes on its own, and you can close this window.`);
+    return signedInPage(request.origin, who, grant.surface);
   },
 
   async fail(context, _request, login) {

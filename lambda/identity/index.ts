@@ -12,6 +12,7 @@ import { callback } from './callback.ts';
 import type { IdentityContext, SignInCompletion } from './context.ts';
 import { deviceAuthorization } from './device-authorization.ts';
 import { deviceSignIn } from './device-sign-in.ts';
+import { helperScript } from './helper-script.ts';
 import { bodyBytes, identityRequest, type IdentityRequest } from './http.ts';
 import { managedSettings } from './managed-settings.ts';
 import { metadata } from './metadata.ts';
@@ -93,6 +94,7 @@ const ENDPOINTS: Record<IdentityEndpoint, Partial<Record<string, Endpoint>>> = {
   revoke: { POST: revocation },
   device: { GET: showDevicePage, POST: postDevicePage },
   callback: { GET: callback },
+  helper: { GET: (_context, request) => helperScript(request) },
   managed_settings: { GET: managedSettings },
   usage: { GET: oauthUsage },
   telemetry: { POST: telemetry },

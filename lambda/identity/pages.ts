@@ -10,7 +10,7 @@ const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:34rem;margin:3r
 h1{font-size:1.4rem}input{font:1.4rem ui-monospace,monospace;letter-spacing:.15em;text-transform:uppercase;padding:.4rem;width:12ch}
 button{font:inherit;padding:.5rem 1rem;margin:.5rem .5rem 0 0;cursor:pointer}.notice{border-left:4px solid #888;padding:.2rem .8rem;color:#444}
 .error{border-left:4px solid #c00;padding:.2rem .8rem}dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}dt{color:#555}dd{margin:0}
-.code{font:1.4rem ui-monospace,monospace;letter-spacing:.15em}`;
+.code{font:1.4rem ui-monospace,monospace;letter-spacing:.15em}code{font:.9rem ui-monospace,monospace;overflow-wrap:anywhere}`;
 const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
 
 export function escapeHtml(text: string): string {
@@ -96,6 +96,18 @@ export function confirmPage(view: ConfirmPage): HandlerResponse {
 /** A final page: signed in, denied, or why not. */
 export function messagePage(origin: string, title: string, text: string, statusCode = 200, cookies?: string[]): HandlerResponse {
   return page(origin, [], title, `<p>${escapeHtml(text)}</p>`, statusCode, cookies);
+}
+
+/**
+ * The device flow's last page. A person who signed in with another client (Claude Code's /login)
+ * is shown how to get the login helper too, for Codex and the SDKs with the same identity.
+ */
+export function signedInPage(origin: string, who: string, surface: string): HandlerResponse {
+  const helper =
+    surface === 'gateway_login'
+      ? ''
+      : `<p>Codex, the SDKs and scripts sign in with the login helper:</p><p><code>curl -fsSo ~/.local/bin/gateway-login ${escapeHtml(origin)}/login/helper.mjs &amp;&amp; chmod +x ~/.local/bin/gateway-login</code></p><p>then <code>gateway-login ${escapeHtml(origin)}</code>.</p>`;
+  return page(origin, [], 'Signed in', `<p>${escapeHtml(`You are signed in as ${who}. Go back to ${clientName(surface)}: it finishes on its own, and you can close this window.`)}</p>${helper}`);
 }
 
 /** How the verification page names the client that asked (the `surface` it sent). */

@@ -83,7 +83,7 @@ async function signedIn(state: RequestState, token: string, deps: GatewayDeps): 
   } catch (error) {
     throw new GatewayError('internal', 'The sign-in store could not be read; try again.', { cause: error });
   }
-  if (!principal) throw new GatewayError('authentication', 'Your sign-in has expired or was revoked: sign in again (Claude Code: /login).');
+  if (!principal) throw new GatewayError('authentication', 'Your sign-in has expired or was revoked: sign in again (Claude Code: /login; the login helper: gateway-login <host>).');
   state.principal = principal;
 }
 

@@ -33,11 +33,13 @@ export function configFileCommands(config: unknown, outputDir: string): string[]
   return commands;
 }
 
-/** NodejsFunction hooks that add the config file to the bundle, after esbuild has written it. */
-export function configFileHooks(config: unknown): ICommandHooks {
+/**
+ * NodejsFunction hooks that add the config file to the bundle, after esbuild has written it and
+ * after `base`'s own afterBundling commands (the files the handler reads beside its bundle).
+ */
+export function configFileHooks(config: unknown, base: ICommandHooks): ICommandHooks {
   return {
-    beforeBundling: () => [],
-    beforeInstall: () => [],
-    afterBundling: (_inputDir, outputDir) => configFileCommands(config, outputDir),
+    ...base,
+    afterBundling: (inputDir, outputDir) => [...base.afterBundling(inputDir, outputDir), ...configFileCommands(config, outputDir)],
   };
 }

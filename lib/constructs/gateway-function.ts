@@ -1,3 +1,4 @@
+import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Aws, Duration, Validations } from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -23,6 +24,12 @@ export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const HANDLER_ENTRY = fileURLToPath(new URL('../../lambda/handler.ts', import.meta.url));
 
 /**
+ * Files the handler reads beside its bundle (`new URL('./<name>', import.meta.url)`), copied next
+ * to index.mjs: the login helper script it serves (lambda/identity/helper-script.ts).
+ */
+export const FILES_BESIDE_BUNDLE = ['lambda/identity/gateway-login.mjs'];
+
+/**
  * How the handler is bundled. The bundle-budget test builds with this same object, so the size
  * and the module list it checks are those of what deploys.
  */
@@ -43,6 +50,11 @@ export const HANDLER_BUNDLING = {
   bundleAwsSDK: true,
   // A CommonJS dependency calling require() would otherwise fail inside an ES module.
   banner: "import{createRequire as __cr}from'node:module';const require=__cr(import.meta.url);",
+  commandHooks: {
+    beforeBundling: () => [],
+    beforeInstall: () => [],
+    afterBundling: (inputDir: string, outputDir: string) => FILES_BESIDE_BUNDLE.map((file) => `cp "${inputDir}/${file}" "${outputDir}/${basename(file)}"`),
+  },
 } as const satisfies BundlingOptions;
 
 /** Optional tuning setting -> the environment variable lambda/config/settings.ts reads. */
@@ -129,9 +141,10 @@ export class GatewayFunction extends Construct {
       runtime: Runtime.NODEJS_24_X,
       // Cheaper per GB-second than x86 with the same pure-JavaScript bundle.
       architecture: Architecture.ARM_64,
-      // The routing config rides along as a file beside index.mjs (GATEWAY_CONFIG_FILE), and the
-      // console page at ui/dist (lambda/admin/assets.ts reads it there).
-      bundling: { ...HANDLER_BUNDLING, commandHooks: consoleAssetHooks(configFileHooks(props.routing)) },
+      // The routing config rides along as a file beside index.mjs (GATEWAY_CONFIG_FILE), after the
+      // files the handler reads (the login helper), and the console page at ui/dist
+      // (lambda/admin/assets.ts reads it there).
+      bundling: { ...HANDLER_BUNDLING, commandHooks: consoleAssetHooks(configFileHooks(props.routing, HANDLER_BUNDLING.commandHooks)) },
       role,
       logGroup: this.logGroup,
       loggingFormat: LoggingFormat.JSON,

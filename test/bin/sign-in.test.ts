@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { launchBrowser, type TestBrowser } from '../support/browser.ts';
+import { approveSignIn, launchBrowser, type TestBrowser } from '../support/browser.ts';
 import { startTestIdp, type TestIdp } from '../support/oidc-idp.ts';
 import { eventually, runKeys, startDevServer, tempDir, type DevServer } from '../support/processes.ts';
 import { ALICE } from '../support/sign-in-gateway.ts';
@@ -51,15 +51,7 @@ describe('npm start with sign-in', () => {
 
     const device = await startDeviceFlow(url);
     expect(device.login_notice).toBe('Example Corp accounts only.');
-    const { page, problems } = await browser.newPage();
-    await page.goto(device.verification_uri_complete);
-    await page.click('button[type=submit]');
-    await page.click('button[value=approve]');
-    await page.fill('#username', ALICE.sub);
-    await page.fill('#password', ALICE.password);
-    await page.click('#sign-in');
-    await page.waitForSelector('h1:has-text("Signed in")');
-    expect(problems).toEqual([]);
+    await approveSignIn(browser, device.verification_uri_complete, ALICE);
     const tokens = (await poll(url, device.device_code)).body;
     expect(tokens.email).toBe(ALICE.email);
 

@@ -243,7 +243,9 @@ export function renderTable(results: CellResult[], meta: { date: string; seconds
  * fails the run: a client update has started calling somewhere new.
  */
 export const EXPECTED_LOOKUPS: Record<string, string> = {
-  'api.anthropic.com': 'Claude Code, in the model-discovery run only, which must allow nonessential traffic',
+  'api.anthropic.com': 'Claude Code, in the model-discovery runs only, which must allow nonessential traffic',
+  'content-autofill.googleapis.com': 'Chromium (the sign-in cells\' browser) at start: its autofill service, which no flag of Debian\'s build switches off',
+  'update.googleapis.com': 'Chromium (the sign-in cells\' browser) at start: its update check, despite --disable-component-update',
   'raw.githubusercontent.com': 'the Codex TUI fetching its announcement tip at start, which no setting switches off',
 };
 

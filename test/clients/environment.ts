@@ -85,7 +85,6 @@ export async function startEnvironment(label: string): Promise<ClientsEnvironmen
   const lite = gatewayCatalog(CODEX.binary, CODEX_ROUTES.flatMap((route) => (route.lite ? [route.lite] : [])), LITE_TEMPLATE);
   writeFileSync(catalogPath, JSON.stringify({ models: [...classic.models, ...lite.models] }));
 
-  let dirs = 0;
   let logsSeen = 0;
   const allLogs = () =>
     gateway
@@ -100,11 +99,7 @@ export async function startEnvironment(label: string): Promise<ClientsEnvironmen
     stubs,
     issued,
     catalogPath,
-    dir(name) {
-      const path = join(root, `${String(++dirs).padStart(3, '0')}-${name}`);
-      mkdirSync(path, { recursive: true });
-      return path;
-    },
+    dir: numberedDirs(root),
     gatewayLogs() {
       return allLogs().slice(logsSeen);
     },
@@ -128,6 +123,16 @@ export async function startEnvironment(label: string): Promise<ClientsEnvironmen
       for (const stub of Object.values(stubs)) await stub.close();
       if (process.env.CLIENTS_KEEP_TEMP !== '1') rmSync(root, { recursive: true, force: true });
     },
+  };
+}
+
+/** `dir(name)`: a fresh folder under `root`, numbered in the order asked for (`003-codex-home`), so a kept run reads in order. */
+export function numberedDirs(root: string): (name: string) => string {
+  let dirs = 0;
+  return (name) => {
+    const path = join(root, `${String(++dirs).padStart(3, '0')}-${name}`);
+    mkdirSync(path, { recursive: true });
+    return path;
   };
 }
 

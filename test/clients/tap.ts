@@ -56,6 +56,8 @@ function capture(exchange: TapExchange, file: string): void {
 export interface Tap {
   url: string;
   exchanges: TapExchange[];
+  /** Relays to another address from now on (a tap started before the server it fronts, whose address names the tap). */
+  retarget(target: string): void;
   reset(): void;
   close(): Promise<void>;
 }
@@ -63,7 +65,7 @@ export interface Tap {
 /** `label` names the capture file (CLIENTS_CAPTURE). */
 export async function startTap(target: string, label = 'tap'): Promise<Tap> {
   const exchanges: TapExchange[] = [];
-  const to = new URL(target);
+  let to = new URL(target);
   const agent = new http.Agent({ keepAlive: true });
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -121,6 +123,9 @@ export async function startTap(target: string, label = 'tap'): Promise<Tap> {
   return {
     url,
     exchanges,
+    retarget: (next) => {
+      to = new URL(next);
+    },
     reset: () => {
       exchanges.length = 0;
     },

@@ -125,8 +125,14 @@ describe('sign-in routes', () => {
     expect(route).toMatchObject({ name: 'identity', identity: { endpoint, bearer: false }, maxBodyBytes: FORM_BODY_BYTES });
   });
 
+  test('GET /login/helper.mjs -> identity helper, open, without a body', () => {
+    expect(resolveRoute('GET', '/login/helper.mjs', identity)).toEqual({ name: 'identity', family: 'responses', identity: { endpoint: 'helper', bearer: false }, maxBodyBytes: 0 });
+    expect(() => resolveRoute('POST', '/login/helper.mjs', identity)).toThrow(expect.objectContaining({ status: 405, headers: expect.objectContaining({ allow: 'GET' }) }));
+  });
+
   test('only when sign-in is configured; model routes are unchanged either way', () => {
     expect(() => resolveRoute('POST', '/oauth/token')).toThrow(expect.objectContaining({ status: 404 }));
+    expect(() => resolveRoute('GET', '/login/helper.mjs')).toThrow(expect.objectContaining({ status: 404 }));
     expect(() => resolveRoute('GET', '/first/.well-known/oauth-authorization-server')).toThrow(expect.objectContaining({ status: 404 }));
     expect(resolveRoute('POST', '/first/v1/messages', identity).name).toBe('messages');
   });

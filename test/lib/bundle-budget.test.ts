@@ -66,7 +66,8 @@ function forbidden(modules: string[]): string[] {
 describe('handler bundle budget', () => {
   test('the test translates every bundling option the stack sets', () => {
     // A new option in HANDLER_BUNDLING must be mirrored in asEsbuildOptions, or the budget measures another bundle.
-    expect(Object.keys(HANDLER_BUNDLING).sort()).toEqual(['banner', 'bundleAwsSDK', 'format', 'mainFields', 'minify', 'sourceMap', 'sourcesContent', 'target']);
+    // (commandHooks only copies files beside the bundle: it does not change the bundle.)
+    expect(Object.keys(HANDLER_BUNDLING).sort()).toEqual(['banner', 'bundleAwsSDK', 'commandHooks', 'format', 'mainFields', 'minify', 'sourceMap', 'sourcesContent', 'target']);
   });
 
   test(`lambda/handler.ts bundles, minified, under ${BUDGET_BYTES} bytes and without forbidden modules`, async () => {

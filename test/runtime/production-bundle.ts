@@ -1,3 +1,4 @@
+import { execSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -5,12 +6,13 @@ import * as esbuild from 'esbuild';
 import { HANDLER_BUNDLING, HANDLER_ENTRY, PROJECT_ROOT } from '../../lib/constructs/gateway-function.ts';
 
 /** The options this file translates; a new one in HANDLER_BUNDLING must be added here too. */
-export const TRANSLATED_OPTIONS = ['banner', 'bundleAwsSDK', 'format', 'mainFields', 'minify', 'sourceMap', 'sourcesContent', 'target'];
+export const TRANSLATED_OPTIONS = ['banner', 'bundleAwsSDK', 'commandHooks', 'format', 'mainFields', 'minify', 'sourceMap', 'sourcesContent', 'target'];
 
 /**
  * Builds lambda/handler.ts the way the stack deploys it (HANDLER_BUNDLING, translated to the
  * esbuild call NodejsFunction makes, as test/lib/bundle-budget.test.ts does) into a fresh
- * directory, as `index.mjs` next to its source map: the task root of a `index.handler` function.
+ * directory, as `index.mjs` next to its source map and the files it reads: the task root of a
+ * `index.handler` function.
  */
 export async function buildProductionBundle(): Promise<string> {
   const unknown = Object.keys(HANDLER_BUNDLING).filter((option) => !TRANSLATED_OPTIONS.includes(option));
@@ -32,5 +34,7 @@ export async function buildProductionBundle(): Promise<string> {
     external: HANDLER_BUNDLING.bundleAwsSDK ? [] : ['@aws-sdk/*'],
     logLevel: 'silent',
   });
+  // The files the handler reads beside its bundle, copied as NodejsFunction runs the hook.
+  execSync(HANDLER_BUNDLING.commandHooks.afterBundling(PROJECT_ROOT, taskRoot).join(' && '));
   return taskRoot;
 }

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { newTokenKey } from '../../lambda/identity/secrets.ts';
 import type { AwsJsonFake } from '../support/aws-json-fake.ts';
 import { startTestIdp, type TestIdp } from '../support/oidc-idp.ts';
@@ -91,6 +92,13 @@ test('a form body over 16 KiB is refused on Lambda too (the runtime hands over w
   const response = await fetch(`${runtime.url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `grant_type=refresh_token&pad=${'x'.repeat(20_000)}` });
   expect(response.status).toBe(413);
   expect(await response.json()).toMatchObject({ error: 'invalid_request', error_description: expect.stringContaining('the limit is 16384 bytes') });
+});
+
+test('the login helper is served from beside the bundle, as it is in the repository', async () => {
+  const response = await fetch(`${runtime.url}/login/helper.mjs`);
+  expect(response.status).toBe(200);
+  expect(response.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+  expect(await response.text()).toBe(readFileSync(new URL('../../lambda/identity/gateway-login.mjs', import.meta.url), 'utf8'));
 });
 
 /**

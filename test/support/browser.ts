@@ -17,7 +17,7 @@ export interface TestBrowser {
  * launches every browser with a new temporary user-data directory). `problems`
  * collects page errors and Content-Security-Policy violations, which the tests expect to be none.
  */
-export async function launchBrowser(): Promise<TestBrowser> {
+export async function launchBrowser(options: { ignoreHTTPSErrors?: boolean } = {}): Promise<TestBrowser> {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -27,7 +27,7 @@ export async function launchBrowser(): Promise<TestBrowser> {
   return {
     browser,
     async newPage() {
-      const context = await browser.newContext();
+      const context = await browser.newContext({ ignoreHTTPSErrors: options.ignoreHTTPSErrors === true });
       const page = await context.newPage();
       const problems: string[] = [];
       page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
@@ -40,4 +40,26 @@ export async function launchBrowser(): Promise<TestBrowser> {
       await browser.close();
     },
   };
+}
+
+/**
+ * A person's part of a device sign-in, in a fresh context: the verification link (the code
+ * filled in), Continue, Approve, the IdP's form (test/support/oidc-idp.ts), back at the
+ * gateway's "Signed in" page. Returns that page's text; page errors and CSP violations throw.
+ */
+export async function approveSignIn(browser: TestBrowser, link: string, user: { sub: string; password: string }): Promise<string> {
+  const { context, page, problems } = await browser.newPage();
+  try {
+    await page.goto(link);
+    await page.click('button[type=submit]');
+    await page.click('button[value=approve]');
+    await page.fill('#username', user.sub);
+    await page.fill('#password', user.password);
+    await page.click('#sign-in');
+    await page.waitForSelector('h1:has-text("Signed in")');
+    if (problems.length > 0) throw new Error(`the sign-in pages had problems: ${problems.join('; ')}`);
+    return (await page.textContent('body')) ?? '';
+  } finally {
+    await context.close();
+  }
 }

@@ -44,6 +44,8 @@ describe('sign-in in a browser', () => {
     await page.waitForSelector('h1:has-text("Signed in")');
     expect(new URL(page.url()).pathname).toBe('/oauth/callback');
     await expect(page.textContent('body')).resolves.toContain(`You are signed in as ${ALICE.email}`);
+    // How to get the login helper, for Codex and the SDKs with the same identity.
+    await expect(page.textContent('body')).resolves.toContain(`curl -fsSo ~/.local/bin/gateway-login ${url}/login/helper.mjs && chmod +x ~/.local/bin/gateway-login`);
     expect(problems).toEqual([]);
 
     setup.advance(5_000);

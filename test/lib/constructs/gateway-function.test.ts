@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { App } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
@@ -10,7 +10,7 @@ import { DIST_DIR } from '../../../bin/build-console.ts';
 import { parseRoutingConfig } from '../../../lambda/config/routing.ts';
 import { CONFIG_FILE_NAME } from '../../../lib/constructs/config-file.ts';
 import { consoleAssetHooks } from '../../../lib/constructs/console-assets.ts';
-import { HANDLER_BUNDLING, PROJECT_ROOT } from '../../../lib/constructs/gateway-function.ts';
+import { FILES_BESIDE_BUNDLE, HANDLER_BUNDLING, PROJECT_ROOT } from '../../../lib/constructs/gateway-function.ts';
 import { onlyResource, synthGateway } from '../synth.ts';
 
 describe('GatewayFunction', () => {
@@ -32,6 +32,8 @@ describe('GatewayFunction', () => {
     expect(map.sources.some((source) => source.endsWith('lambda/handler.ts'))).toBe(true);
     expect(map.sourcesContent).toBeUndefined();
     expect(statSync(join(assetDir, 'index.mjs')).size).toBeLessThan(500_000);
+    // The login helper the handler serves (GET /login/helper.mjs) is beside the bundle, as in the repository.
+    for (const file of FILES_BESIDE_BUNDLE) expect(readFileSync(join(assetDir, basename(file)), 'utf8')).toBe(readFileSync(join(PROJECT_ROOT, file), 'utf8'));
     // The console page beside it, as committed (lambda/admin/assets.ts reads ./ui/dist from index.mjs).
     for (const file of ['index.html', 'manifest.json', ...Object.values(JSON.parse(readFileSync(join(DIST_DIR, 'manifest.json'), 'utf8')) as string[]).map((name) => `assets/${name}`)]) {
       expect([file, readFileSync(join(assetDir, 'ui', 'dist', file)).equals(readFileSync(join(DIST_DIR, file)))]).toEqual([file, true]);
@@ -51,7 +53,7 @@ describe('GatewayFunction', () => {
   test('the routing config is a file beside the bundle, and a change to it is a new asset (so a deploy carries it)', () => {
     const { app, template, config } = synthGateway({}, { bundle: true });
     const assetDir = bundledAsset(app, template);
-    expect(readdirSync(assetDir).sort()).toEqual(['gateway-config.json', 'index.mjs', 'index.mjs.map', 'ui']);
+    expect(readdirSync(assetDir).sort()).toEqual(['gateway-config.json', 'gateway-login.mjs', 'index.mjs', 'index.mjs.map', 'ui']);
     const file = readFileSync(join(assetDir, CONFIG_FILE_NAME), 'utf8');
     expect(parseRoutingConfig(JSON.parse(file))).toEqual(config.routing);
     expect(file).toBe(JSON.stringify(config.routing));

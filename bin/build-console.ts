@@ -35,6 +35,9 @@ export async function buildConsole(): Promise<Map<string, Buffer>> {
     outdir: 'out',
     entryNames: '[name]-[hash]',
     charset: 'utf8',
+    // The file hash covers the inputs' paths: a worktree whose node_modules is a symlink would
+    // otherwise name the page differently from a clean checkout building the same bytes.
+    preserveSymlinks: true,
     logLevel: 'silent',
   });
   const files = new Map<string, Buffer>();

@@ -163,6 +163,7 @@ function adminDoor(): AdminDoor {
         dynamo,
         ...(env.GATEWAY_IDENTITY_TABLE ? { identityTableName: env.GATEWAY_IDENTITY_TABLE } : {}),
         ...(env.GATEWAY_STATS_TABLE ? { statsTableName: env.GATEWAY_STATS_TABLE } : {}),
+        ...(env.GATEWAY_USAGE_TABLE ? { usageTableName: env.GATEWAY_USAGE_TABLE } : {}),
         ...(routing.identity ? { identityConfig: routing.identity } : {}),
         ...(identity ? { identity } : {}),
         router,

@@ -1,10 +1,8 @@
 import type { DynamoKeyStore } from '../../lambda/auth/key-store.ts';
 import type { IdentityConfig } from '../../lambda/config/identity-schema.ts';
 import type { CapChanges, IdentityOperations, PersonView } from '../../lambda/identity/operators.ts';
-import { summarizePerson, type PersonSummary } from '../../lambda/identity/person-summary.ts';
-import { periodsStart } from '../../lambda/usage/limits.ts';
+import { readPersonSummary, type PersonSummary } from '../../lambda/identity/person-summary.ts';
 import type { DynamoUsageStore } from '../../lambda/usage/usage-store.ts';
-import { personAccount } from '../../lambda/usage/usage-table.ts';
 import type { Output } from './key-commands.ts';
 import { parseMicroUsd, UsageError } from './key-options.ts';
 
@@ -50,9 +48,8 @@ export async function personNamed(identity: IdentityOperations, subOrEmail: stri
 export async function showPerson(identity: IdentityOperations, usage: DynamoUsageStore | undefined, config: IdentityConfig | undefined, subOrEmail: string | undefined, out: Output, now = new Date()): Promise<void> {
   if (!config) throw new UsageError('The gateway config has no "identity": there is no policy to show');
   const person = await personNamed(identity, subOrEmail, 'people show');
-  const days = usage ? await usage.days(personAccount(person.sub), periodsStart(now)) : [];
-  const summary = summarizePerson(config, person, days, now);
-  if (out.json) return out.print(JSON.stringify({ ...summary, spendKnown: usage !== undefined }));
+  const summary = await readPersonSummary(config, person, usage, now);
+  if (out.json) return out.print(JSON.stringify(summary));
   out.print(`${summary.email ?? '(no email)'}  ${summary.sub}  [${summary.groups.join(',') || 'no groups'}]`);
   out.print(`  models: ${summary.models ? summary.models.join(', ') : 'any the gateway routes'}${summary.policyEntries.length > 0 ? `  (policies ${summary.policyEntries.map((index) => `#${index}`).join(' + ')})` : ''}`);
   out.print(`  managed settings: ${summary.managedSettingsChecksum ?? 'none'}`);

@@ -5,6 +5,7 @@ import type { IdentityOperations } from '../identity/operators.ts';
 import type { AuditEvent, AuditLog } from '../identity/store/audit.ts';
 import type { UpstreamHealth } from '../upstream/upstream-health.ts';
 import type { Rollups } from '../usage/rollups.ts';
+import type { DynamoUsageStore } from '../usage/usage-store.ts';
 import type { Dimension } from '../usage/stats-table.ts';
 import type { Caller } from './access.ts';
 import type { AdminRequest } from './http.ts';
@@ -17,6 +18,8 @@ export interface AdminContext {
   keys: DynamoKeyStore;
   /** The usage rollups (absent without a stats table: the usage views say so). */
   rollups: Rollups | undefined;
+  /** The usage table's per-account day items (a person's spend against their caps), absent without one. */
+  usage: Pick<DynamoUsageStore, 'days'> | undefined;
   /** The stats table, for group pools' spend. */
   stats: { tableName: string; read: (groups: readonly string[], at: Date) => Promise<Map<string, { day: number; week: number; month: number }>> } | undefined;
   /** People and audit (absent without an identity table). */

@@ -16,6 +16,7 @@ import type { RequestState } from '../request-state.ts';
 import type { UpstreamHealth } from '../upstream/upstream-health.ts';
 import { PoolSpendCache } from '../usage/group-pools.ts';
 import { Rollups } from '../usage/rollups.ts';
+import { DynamoUsageStore } from '../usage/usage-store.ts';
 import { callerOf, checkChange, type AccessDeps } from './access.ts';
 import { apiRoute } from './api/routes.ts';
 import { logout } from './api/session.ts';
@@ -43,6 +44,8 @@ export interface AdminDoorOptions {
   identityTableName?: string;
   /** The usage rollups (absent: no usage views). */
   statsTableName?: string;
+  /** The usage table: a person's spend against their caps (absent: not shown). */
+  usageTableName?: string;
   identityConfig?: IdentityConfig;
   /** Sign-in (the config's `identity`): console sign-in through the IdP, and sign-in tokens as Bearer. */
   identity?: IdentityDoor;
@@ -70,6 +73,7 @@ export function createAdminDoor(options: AdminDoorOptions): AdminDoor {
   const people = table && options.identityConfig ? new IdentityOperations(table.name, options.dynamo, options.log) : undefined;
   const audit = table && new AuditLog(table, options.log);
   const rollups = options.statsTableName ? new Rollups(options.statsTableName, options.dynamo) : undefined;
+  const usage = options.usageTableName ? new DynamoUsageStore(options.usageTableName, options.dynamo) : undefined;
   const pools = options.statsTableName ? new PoolSpendCache(options.statsTableName, options.dynamo) : undefined;
   const labels = new Labels(options.keys, people);
   const publicOrigin = options.identityConfig?.publicUrl === undefined ? undefined : new URL(options.identityConfig.publicUrl).origin;
@@ -97,6 +101,7 @@ export function createAdminDoor(options: AdminDoorOptions): AdminDoor {
       now,
       keys: options.keys,
       rollups,
+      usage,
       stats: pools && { tableName: options.statsTableName as string, read: (groups, at) => pools.spend(groups, at) },
       people,
       audit,

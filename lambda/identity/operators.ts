@@ -60,9 +60,10 @@ export class IdentityOperations {
   /**
    * Sets a person's own caps (dollars per period; `null`: no cap; a period left out: their
    * groups' or the default applies again), merged onto what they had. Audited with the values
-   * before and after. Running gateway instances apply it within their person cache's seconds.
+   * before and after (and the operator's address, from the console). Running gateway instances
+   * apply it within their person cache's seconds.
    */
-  async setCaps(sub: string, changes: CapChanges, actor: string, via: string, now = Date.now()): Promise<{ before: NonNullable<PersonOverrides['caps']>; after: NonNullable<PersonOverrides['caps']> } | undefined> {
+  async setCaps(sub: string, changes: CapChanges, actor: string, via: string, now = Date.now(), ip?: string): Promise<{ before: NonNullable<PersonOverrides['caps']>; after: NonNullable<PersonOverrides['caps']> } | undefined> {
     const current = await this.people.get(sub);
     if (!current) return undefined;
     const before = parseOverrides(current.overrides)?.caps ?? {};
@@ -75,7 +76,7 @@ export class IdentityOperations {
     const written = await this.people.setCapOverrides(sub, after, actor, now);
     if (!written) return undefined;
     const describe = (caps: NonNullable<PersonOverrides['caps']>) => CAP_PERIODS.map(([, name]) => `${name}=${caps[name] === undefined ? 'inherit' : caps[name] === null ? 'none' : caps[name]}`).join(' ');
-    await this.audit.record({ type: 'person_caps_changed', sub, ...(current.email ? { email: current.email } : {}), actor, via, detail: `${describe(before)} -> ${describe(after)}` }, now);
+    await this.audit.record({ type: 'person_caps_changed', sub, ...(current.email ? { email: current.email } : {}), actor, via, ...(ip ? { ip } : {}), detail: `${describe(before)} -> ${describe(after)}` }, now);
     return { before, after };
   }
 

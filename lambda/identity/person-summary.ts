@@ -1,6 +1,7 @@
 import type { IdentityConfig } from '../config/identity-schema.ts';
-import { periodEnd, usageInPeriods, type BudgetPeriod } from '../usage/limits.ts';
+import { periodEnd, periodsStart, usageInPeriods, type BudgetPeriod } from '../usage/limits.ts';
 import type { DayUsage } from '../usage/usage-store.ts';
+import { personAccount } from '../usage/usage-table.ts';
 import { CAP_PERIODS, parseOverrides, resolvePolicy, settingsChecksum } from './policy.ts';
 import type { CapSource } from './principal.ts';
 import type { PersonRecord } from './store/people.ts';
@@ -60,4 +61,14 @@ export function summarizePerson(config: IdentityConfig, person: PersonRecord, da
   };
   if (person.updatedBy !== undefined) summary.overridesBy = { by: person.updatedBy, ...(person.updatedAt !== undefined ? { at: new Date(person.updatedAt).toISOString() } : {}) };
   return summary;
+}
+
+/**
+ * The summary as `people show --json` and the admin API's `GET /people/{sub}` both answer it:
+ * the person's day items read from `periodsStart(now)` (one Query), `spendKnown: false` when
+ * there is no usage table to read.
+ */
+export async function readPersonSummary(config: IdentityConfig, person: PersonRecord, usage: { days(account: string, fromDay: string): Promise<DayUsage[]> } | undefined, now: Date): Promise<PersonSummary & { spendKnown: boolean }> {
+  const days = usage ? await usage.days(personAccount(person.sub), periodsStart(now)) : [];
+  return { ...summarizePerson(config, person, days, now), spendKnown: usage !== undefined };
 }

@@ -129,6 +129,7 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
     dynamo,
     identityTableName: storeInfo.identityTable,
     statsTableName: storeInfo.statsTable,
+    usageTableName: storeInfo.usageTable,
     ...(routing.identity ? { identityConfig: routing.identity } : {}),
     ...(identity ? { identity } : {}),
     router,

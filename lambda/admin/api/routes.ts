@@ -3,7 +3,7 @@ import { adminError } from '../http.ts';
 import { auditTrail } from './audit.ts';
 import { createKey, listKeys, revokeKey, rotateKey, updateKey } from './keys.ts';
 import { overview } from './overview.ts';
-import { listPeople, revokePerson, showPerson } from './people.ts';
+import { listPeople, revokePerson, setPersonCaps, showPerson } from './people.ts';
 import { session } from './session.ts';
 import { upstreams } from './upstreams.ts';
 import { usage } from './usage.ts';
@@ -35,6 +35,7 @@ const ENTRIES: Entry[] = [
   { method: 'POST', path: new RegExp(`^/keys/${KEY_ID}/revoke$`), run: revokeKey as Run },
   { method: 'GET', path: /^\/people$/, run: listPeople },
   { method: 'GET', path: new RegExp(`^/people/${SUB}$`), run: showPerson as Run },
+  { method: 'PATCH', path: new RegExp(`^/people/${SUB}$`), run: setPersonCaps as Run },
   { method: 'POST', path: new RegExp(`^/people/${SUB}/revoke$`), run: revokePerson as Run },
   { method: 'GET', path: /^\/upstreams$/, run: upstreams },
   { method: 'GET', path: /^\/audit$/, run: auditTrail },

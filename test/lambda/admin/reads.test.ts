@@ -1,5 +1,5 @@
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
-import { ensureIdentityTable, ensureKeyTable, ensureStatsTable, localDynamo, startEmbeddedStore, type EmbeddedStore } from '../../../bin/local/embedded-store.ts';
+import { ensureIdentityTable, ensureKeyTable, ensureStatsTable, ensureUsageTable, localDynamo, startEmbeddedStore, type EmbeddedStore } from '../../../bin/local/embedded-store.ts';
 import { seedRollups, type SeedShape } from '../../../bench/console-seed.ts';
 import { consoleCalls } from '../../../bench/console.ts';
 import { createAdminDoor } from '../../../lambda/admin/index.ts';
@@ -27,6 +27,7 @@ async function measure(shape: SeedShape): Promise<{ reads: Record<string, Record
   await ensureKeyTable(client, 'keys');
   await ensureStatsTable(client, 'stats');
   await ensureIdentityTable(client, 'identity');
+  await ensureUsageTable(client, 'usage');
   const now = Date.now();
   const { population } = await seedRollups(client, 'stats', shape, new Date(now));
   const keys = new DynamoKeyStore('keys', client);
@@ -45,7 +46,7 @@ async function measure(shape: SeedShape): Promise<{ reads: Record<string, Record
   };
   const routing = parseRoutingConfig({ upstreams: { anthropic: { type: 'simulator' }, 'bedrock-us': { type: 'simulator' } }, routes: [{ model: '*', upstream: 'anthropic' }], identity: { issuer: 'https://idp.example.com', clientId: 'x', caps: { pools: { 'team-00': { monthly: 100 } } } } });
   // A new door per call: each call counted cold (nothing in its label or pool caches).
-  const doorOf = () => createAdminDoor({ keys: new DynamoKeyStore('keys', counting), dynamo: counting, identityTableName: 'identity', statsTableName: 'stats', identityConfig: routing.identity, router: createRouter(routing), health: new UpstreamHealth(), originOf: () => 'http://127.0.0.1:1', log: () => {}, keyCacheSeconds: 30 });
+  const doorOf = () => createAdminDoor({ keys: new DynamoKeyStore('keys', counting), dynamo: counting, identityTableName: 'identity', statsTableName: 'stats', usageTableName: 'usage', identityConfig: routing.identity, router: createRouter(routing), health: new UpstreamHealth(), originOf: () => 'http://127.0.0.1:1', log: () => {}, keyCacheSeconds: 30 });
   const reads: Record<string, Record<string, number>> = {};
   for (const call of consoleCalls(population, now)) {
     if (call.id === 'page') continue;
@@ -78,7 +79,8 @@ const BOUNDS: Record<string, number> = {
   'usage.csv': 1 + 2 + 2 + 3 + 1,
   keys: 1 + 1 + 1,
   people: 1 + 1 + 2,
-  person: 1 + 1 + 1,
+  // Key; the person; their sessions; their day items (spend against their caps).
+  person: 1 + 1 + 1 + 1,
   upstreams: 1 + 2 + 1,
   audit: 1 + 1,
 };

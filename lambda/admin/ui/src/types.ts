@@ -110,7 +110,20 @@ export interface PersonDetail {
   groups: string[];
   activeSessions: number;
   sessions: { id: string; surface: string; ip: string; createdAt: string; endsAt: string; revokedAt: string | null }[];
+  policy: PersonPolicy;
 }
+
+/** A person's effective policy, as `keys people show --json` gives it (lambda/identity/person-summary.ts). */
+export interface PersonPolicy {
+  models?: string[];
+  caps: { period: 'day' | 'week' | 'month'; limitUsd: number | null; source: { from: 'person' | 'default' | 'none' } | { from: 'group'; group: string }; spentUsd: number; resetsAt: string }[];
+  pools: { group: string; monthlyUsd: number }[];
+  overridesBy?: { by: string; at?: string };
+  spendKnown: boolean;
+}
+
+/** A person's own caps as the API takes them: dollars, null for no cap, "inherit". */
+export type CapChange = number | null | 'inherit';
 
 export interface UpstreamsView {
   instance: { startedAt: string; now: string };

@@ -3,8 +3,9 @@ import { api, ApiError } from '../api.ts';
 import { Dialog, Empty, ErrorNote, Loading, Money, Scroll, Time } from '../components.ts';
 import { html } from '../html.ts';
 import type { PersonDetail, PersonRow, Session } from '../types.ts';
+import { PersonPolicyView } from './person-policy.ts';
 
-/** People who signed in with the IdP: groups, spend, sessions; an admin can end a person's access. */
+/** People who signed in with the IdP: groups, spend, effective models and caps, sessions; an admin sets their own caps and can end their access. */
 function Details({ sub, admin, onClose, announce }: { sub: string; admin: boolean; onClose: () => void; announce: (text: string) => void }) {
   const [person, setPerson] = useState<PersonDetail | undefined>();
   const [error, setError] = useState<unknown>();
@@ -31,6 +32,7 @@ function Details({ sub, admin, onClose, announce }: { sub: string; admin: boolea
     ${!person && !error ? html`<${Loading} />` : null}
     ${person
       ? html`<dl class="facts"><dt>Subject</dt><dd><code>${person.sub}</code></dd><dt>Name</dt><dd>${person.name ?? '–'}</dd><dt>Groups</dt><dd>${person.groups.length > 0 ? person.groups.join(', ') : 'none'}</dd><dt>Active sessions</dt><dd>${person.activeSessions}</dd></dl>
+        <${PersonPolicyView} sub=${sub} who=${who} policy=${person.policy} admin=${admin} onSaved=${(policy: PersonDetail['policy'], text: string) => (setPerson({ ...person, policy }), announce(text))} />
         ${person.sessions.length === 0
           ? html`<p class="muted">No sessions.</p>`
           : html`<${Scroll} label="Sessions"><table><caption>Sessions</caption><thead><tr><th scope="col">Client</th><th scope="col">From</th><th scope="col">Signed in</th><th scope="col">Ends</th><th scope="col">Revoked</th></tr></thead>

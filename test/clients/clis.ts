@@ -156,6 +156,13 @@ export async function runClaude(args: string[], options: RunOptions): Promise<Cl
 
 // ------------------------------------------------------------------------------ Codex
 
+/**
+ * The config.toml tables that switch off Codex's every phone-home (plugins, the daemon, analytics,
+ * feedback, OpenTelemetry: https://github.com/openai/codex/blob/main/docs/config.md). Tables, so
+ * they go after every top-level key of the file.
+ */
+export const CODEX_OFFLINE_TABLES = ['[features]', 'plugins = false', 'daemon_auto_start = false', '', '[analytics]', 'enabled = false', '', '[feedback]', 'enabled = false', '', '[otel]', 'exporter = "none"'];
+
 export interface CodexHomeOptions {
   /** The `setup.codex` the key CLI printed: its profile file is written verbatim. */
   setup: ClientSetup['codex'];
@@ -178,18 +185,7 @@ export function writeCodexHome(home: string, options: CodexHomeOptions): string 
     `model_catalog_json = ${JSON.stringify(options.catalogPath)}`,
     ...(options.compactTokenLimit === undefined ? [] : [`model_auto_compact_token_limit = ${options.compactTokenLimit}`]),
     '',
-    '[features]',
-    'plugins = false',
-    'daemon_auto_start = false',
-    '',
-    '[analytics]',
-    'enabled = false',
-    '',
-    '[feedback]',
-    'enabled = false',
-    '',
-    '[otel]',
-    'exporter = "none"',
+    ...CODEX_OFFLINE_TABLES,
     ...(options.trustedDir === undefined ? [] : ['', `[projects.${JSON.stringify(options.trustedDir)}]`, 'trust_level = "trusted"']),
     '',
   ].join('\n');

@@ -4,7 +4,7 @@ import { GATEWAY_CODEX_INSTRUCTIONS } from '../../lambda/formats/responses/codex
 import { startGateway, type Harness } from '../support/gateway-harness.ts';
 import { tempDir } from '../support/processes.ts';
 import { fixture, sendSse, startUpstream, type UpstreamStub } from '../support/upstream-stub.ts';
-import { CODEX, codexEnv, runCodex, runProcess } from './clis.ts';
+import { CODEX, CODEX_OFFLINE_TABLES, codexEnv, runCodex, runProcess } from './clis.ts';
 import { assertIsolated } from './isolation.ts';
 
 /**
@@ -61,15 +61,7 @@ function codexHome(model: string): string {
       '[model_providers.gateway.auth]',
       'command = "/bin/echo"',
       `args = [${JSON.stringify(key)}]`,
-      '[features]',
-      'plugins = false',
-      'daemon_auto_start = false',
-      '[analytics]',
-      'enabled = false',
-      '[feedback]',
-      'enabled = false',
-      '[otel]',
-      'exporter = "none"',
+      ...CODEX_OFFLINE_TABLES,
       '',
     ].join('\n'),
   );

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { tempDir } from '../support/processes.ts';
-import { claudeEnv, runProcess } from './clis.ts';
+import { claudeEnv, CODEX_OFFLINE_TABLES, runProcess } from './clis.ts';
 import { assertIsolated } from './isolation.ts';
 
 /**
@@ -94,7 +94,7 @@ test('the README quick start works as written: both CLIs answer, with tool calls
 
     const home = join(root, 'home');
     mkdirSync(join(home, '.codex'), { recursive: true });
-    writeFileSync(join(home, '.codex', 'config.toml'), ['check_for_update_on_startup = false', '', '[features]', 'plugins = false', 'daemon_auto_start = false', '', '[analytics]', 'enabled = false', '', '[feedback]', 'enabled = false', '', '[otel]', 'exporter = "none"', ''].join('\n'));
+    writeFileSync(join(home, '.codex', 'config.toml'), ['check_for_update_on_startup = false', '', ...CODEX_OFFLINE_TABLES, ''].join('\n'));
     const work = join(root, 'work');
     mkdirSync(work);
     const script = ['set -e', ...rest.map(checkedScript)].join('\n').replaceAll(README_ADDRESS, address).replaceAll(README_KEY, key as string);

@@ -4,7 +4,7 @@ import { generateAccessToken } from '../../lambda/auth/key-material.ts';
 import { installHelper, nthOpenedLink, runHelper, type HelperHome } from '../support/login-helper.ts';
 import type { TestUser } from '../support/oidc-idp.ts';
 import { ALICE, BOB } from '../support/sign-in-gateway.ts';
-import { CODEX, codexEnv, runCodex, type CodexResult } from './clis.ts';
+import { CODEX, CODEX_OFFLINE_TABLES, codexEnv, runCodex, type CodexResult } from './clis.ts';
 import { CellBook } from './conformance.ts';
 import { assertIsolated } from './isolation.ts';
 import { CODEX_ROUTES } from './routes.ts';
@@ -59,15 +59,7 @@ function codexHome(helper: HelperHome): string {
       `args = ["token", ${JSON.stringify(env.url)}]`,
       'timeout_ms = 15000',
       '',
-      '[features]',
-      'plugins = false',
-      'daemon_auto_start = false',
-      '[analytics]',
-      'enabled = false',
-      '[feedback]',
-      'enabled = false',
-      '[otel]',
-      'exporter = "none"',
+      ...CODEX_OFFLINE_TABLES,
       '',
     ].join('\n'),
   );

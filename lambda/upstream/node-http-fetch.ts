@@ -13,8 +13,9 @@ const { urlToHttpOptions } = process.getBuiltinModule('node:url');
  * The upstream HTTP client: node:http(s) with keep-alive agents, behind the `fetch` signature
  * callUpstream uses (POST, string or byte body, headers, signal; no redirects followed). The built-in fetch (undici) is about a
  * quarter of the gateway's CPU per request; this cuts CPU per request by 19-30% and live heap per
- * open stream by 30% (docs/performance.md) and adds 1 kB to the bundle. The body is still handed
- * on as a web stream, so the relay and the translators are unchanged.
+ * open stream by 30% (docs/performance.md) and adds 1 kB to the bundle. The relay reads the body
+ * chunk by chunk straight from node:http (`bodyReaderOf`); a web stream is made only for whoever
+ * asks for `body` (a fallback's peek at the first event).
  */
 const agents = {
   'http:': new http.Agent({ keepAlive: true }),

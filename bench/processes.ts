@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { ChildMessage, ParentMessage, ProcessSample } from './child-ipc.ts';
 
@@ -25,12 +26,21 @@ export interface BenchChild {
 const OUTPUT_LIMIT = 8_000;
 
 /**
+ * The Node flags `npm start` runs the gateway with (package.json's `start` script), so the
+ * benchmark's gateway process is tuned as shipped (the young generation's size: docs/performance.md).
+ */
+export function npmStartNodeFlags(): string[] {
+  const start = (JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { scripts: { start: string } }).scripts.start;
+  return start.split(' ').filter((word) => word.startsWith('--'));
+}
+
+/**
  * Starts `bench/<script>` with the same Node, waits for its `ready` message, and fails fast
  * (with the child's output) if it exits or takes longer than `timeoutMs` to start.
  */
-export async function startChild(script: string, env: Record<string, string>, timeoutMs = 30_000): Promise<BenchChild> {
+export async function startChild(script: string, env: Record<string, string>, timeoutMs = 30_000, nodeFlags: string[] = []): Promise<BenchChild> {
   // --expose-gc only lets the memory phase ask for a collection before it samples.
-  const child = spawn(process.execPath, ['--expose-gc', `bench/${script}`], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+  const child = spawn(process.execPath, ['--expose-gc', ...nodeFlags, `bench/${script}`], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
   let output = '';
   const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-OUTPUT_LIMIT));
   child.stdout?.on('data', keep);

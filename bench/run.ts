@@ -9,7 +9,7 @@ import { formatLambdaProfile, profileLambda } from './lambda/profile.ts';
 import { measureLambdaSizes } from './lambda/sizes.ts';
 import { floorPhase, gatewayCpuPerRequest, latencyPhase, probePath, throughputPhase, ttfbPhase } from './phases-requests.ts';
 import { burstEventsPhase, memoryPhase, pacedEventsPhase } from './phases-streams.ts';
-import { startChild, type BenchChild } from './processes.ts';
+import { npmStartNodeFlags, startChild, type BenchChild } from './processes.ts';
 import { profilePhase } from './profile.ts';
 import { formatProfile } from './profile-summary.ts';
 import { writeReport, type RunResults } from './report.ts';
@@ -41,7 +41,7 @@ async function timed(ctx: PhaseContext, name: string, phase: () => Promise<void>
 }
 
 async function startGateway(bundle: BuiltBundle, stub: BenchChild): Promise<BenchChild> {
-  return startChild('gateway-server.ts', { BENCH_BUNDLE: bundle.path, BENCH_STUB_URL: stub.url.origin });
+  return startChild('gateway-server.ts', { BENCH_BUNDLE: bundle.path, BENCH_STUB_URL: stub.url.origin }, undefined, npmStartNodeFlags());
 }
 
 /**

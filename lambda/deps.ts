@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { KeyRecord } from './auth/key-table.ts';
 import type { Router } from './config/routing.ts';
 import type { Settings } from './config/settings.ts';
@@ -41,7 +42,8 @@ export interface GatewayDeps {
 export interface HandlerResponse {
   statusCode: number;
   headers: Record<string, string>;
-  body: string | ReadableStream<Uint8Array>;
+  /** A string is written in one call; a stream (the relay's Node Readable, or a web stream) is piped. */
+  body: string | ReadableStream<Uint8Array> | Readable;
   /** `Set-Cookie` values (a Function URL's response carries them apart from the headers). */
   cookies?: string[];
 }

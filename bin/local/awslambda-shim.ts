@@ -2,20 +2,30 @@ import { Writable } from 'node:stream';
 
 /**
  * A stand-in for the two `awslambda` globals the Node.js Lambda runtime provides to streaming
- * handlers, mirroring the runtime's behaviour: `HttpResponseStream.from` writes a JSON prelude
- * and 8 NUL bytes before the first body byte (on the first `write()`, as the runtime does), and
- * the front end (function-url-server.ts) decodes it the way a Function URL does.
+ * handlers. The runtime's `HttpResponseStream.from` writes the metadata (status, headers,
+ * cookies) as a JSON prelude and 8 NUL bytes before the first body byte, which the Function URL
+ * decodes into the HTTP head; here the front end (function-url-server.ts) is in the same process,
+ * so `from` hands it the metadata itself: no encoding, decoding and two extra writes per request.
+ * The real runtime's prelude is exercised under the real runtime client (test/runtime/).
  */
 export const PRELUDE_CONTENT_TYPE = 'application/vnd.awslambda.http-integration-response';
 const STREAMING = Symbol.for('aws.lambda.runtime.handler.streaming');
 
+/** What `HttpResponseStream.from` is given, as Lambda's prelude carries it. */
+export interface ResponseMetadata {
+  statusCode?: number;
+  headers?: Record<string, string>;
+  cookies?: string[];
+}
+
 export class LocalResponseStream extends Writable {
   contentType = 'application/octet-stream';
-  beforeFirstWrite: ((write: (chunk: string | Uint8Array) => void) => void) | undefined;
+  /** Set by `HttpResponseStream.from`: the head the front end sends before the first body byte. */
+  metadata: ResponseMetadata | undefined;
   #started = false;
   readonly #sink: (chunk: Buffer, done: () => void) => void;
 
-  /** `sink` receives the raw bytes (prelude included) and calls `done` when it can take more. */
+  /** `sink` receives the body bytes and calls `done` when it can take more. */
   constructor(sink: (chunk: Buffer, done: () => void) => void) {
     super();
     this.#sink = sink;
@@ -24,14 +34,6 @@ export class LocalResponseStream extends Writable {
   setContentType(contentType: string): void {
     if (this.#started) throw new Error('Cannot set content-type, too late.');
     this.contentType = contentType;
-  }
-
-  override write(chunk: unknown, encoding?: unknown, callback?: unknown): boolean {
-    if (!this.#started && this.beforeFirstWrite) {
-      this.beforeFirstWrite((prelude) => super.write(prelude));
-    }
-    this.#started = true;
-    return super.write(chunk, encoding as BufferEncoding, callback as () => void);
   }
 
   override _write(chunk: Buffer, _encoding: string, callback: (error?: Error | null) => void): void {
@@ -54,13 +56,9 @@ export function installAwsLambdaGlobal(): void {
       return handler;
     },
     HttpResponseStream: {
-      from(stream: LocalResponseStream, prelude: unknown): LocalResponseStream {
+      from(stream: LocalResponseStream, metadata: ResponseMetadata): LocalResponseStream {
         stream.setContentType(PRELUDE_CONTENT_TYPE);
-        const json = JSON.stringify(prelude);
-        stream.beforeFirstWrite = (write) => {
-          write(json);
-          write(new Uint8Array(8));
-        };
+        stream.metadata = metadata;
         return stream;
       },
     },

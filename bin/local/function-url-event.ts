@@ -17,11 +17,8 @@ export function toEvent(req: http.IncomingMessage, body: Buffer): LambdaFunction
     const value = req.rawHeaders[i + 1] as string;
     headers[name] = headers[name] === undefined ? value : `${headers[name]},${value}`;
   }
-  // Compressed bodies are binary whatever their media type: base64, as Lambda passes them.
-  const encoded = headers['content-encoding'] !== undefined && headers['content-encoding'].toLowerCase() !== 'identity';
-  const text = !encoded && TEXT_BODY.test(headers['content-type'] ?? 'application/json');
   const now = new Date();
-  return {
+  const event: LambdaFunctionURLEvent = {
     version: '2.0',
     routeKey: '$default',
     rawPath,
@@ -42,9 +39,24 @@ export function toEvent(req: http.IncomingMessage, body: Buffer): LambdaFunction
       time: now.toISOString(),
       timeEpoch: now.getTime(),
     },
-    body: body.length === 0 ? undefined : text ? body.toString('utf8') : body.toString('base64'),
-    isBase64Encoded: body.length > 0 && !text,
+    body: undefined,
+    isBase64Encoded: false,
   };
+  return withBody(event, body);
+}
+
+/**
+ * The event's body once it has been read: the event made at the head (for the preflight) is
+ * completed in place rather than made again (its id, time and headers are the same request's).
+ */
+export function withBody(event: LambdaFunctionURLEvent, body: Buffer): LambdaFunctionURLEvent {
+  if (body.length === 0) return event;
+  // Compressed bodies are binary whatever their media type: base64, as Lambda passes them.
+  const encoding = event.headers['content-encoding'];
+  const text = (encoding === undefined || encoding.toLowerCase() === 'identity') && TEXT_BODY.test(event.headers['content-type'] ?? 'application/json');
+  event.body = text ? body.toString('utf8') : body.toString('base64');
+  event.isBase64Encoded = !text;
+  return event;
 }
 
 /** `127.0.0.1:8787`, `[::1]:8787`: where the connection arrived (IPv4 clients of a dual-stack socket in their IPv4 form). */

@@ -4,10 +4,10 @@ import type { Duplex } from 'node:stream';
 import type { Context, LambdaFunctionURLEvent } from 'aws-lambda';
 import { GatewayError } from '../../lambda/errors.ts';
 import type { AbandonReason, BodyMemory, Preflight, RuntimeSignals } from '../../lambda/request-state.ts';
-import { LocalResponseStream, PRELUDE_CONTENT_TYPE } from './awslambda-shim.ts';
+import { LocalResponseStream, PRELUDE_CONTENT_TYPE, type ResponseMetadata } from './awslambda-shim.ts';
 import { answerClientError, lingeringClose } from './client-errors.ts';
 import { ConnectionGate } from './connection-gate.ts';
-import { toContext, toEvent } from './function-url-event.ts';
+import { toContext, toEvent, withBody } from './function-url-event.ts';
 import { announcesBody, BodyBudget, readRequestBody } from './request-body.ts';
 
 /**
@@ -85,7 +85,6 @@ interface Shared {
 /** At shutdown, how long streams get to write their closing error event before the clients that read nothing are dropped. */
 const SHUTDOWN_WRITE_MS = 1_000;
 
-const PRELUDE_END = Buffer.alloc(8);
 const NO_BODY = Buffer.alloc(0);
 
 /**
@@ -205,7 +204,7 @@ async function invoke(
       held = result.held;
       if (result.kind === 'body') {
         bodyRead = true;
-        event = toEvent(req, result.body);
+        event = withBody(event, result.body);
       } else if (result.kind === 'refused') refusal = result.error;
       else leave('client_closed');
     }
@@ -228,9 +227,11 @@ async function invoke(
   }
 }
 
-/** The runtime's response stream, decoding the prelude into the HTTP head as a Function URL does. */
+/**
+ * The runtime's response stream: the metadata `HttpResponseStream.from` was given becomes the
+ * HTTP head, as a Function URL makes it of the prelude, before the first body byte.
+ */
 function responseStream(res: http.ServerResponse, stallTimeoutMs: number, leave: (reason: AbandonReason) => void): LocalResponseStream {
-  let prelude: Buffer | undefined = Buffer.alloc(0);
   const write = (chunk: Buffer, done: () => void) => {
     if (chunk.length === 0 || res.destroyed) return done();
     if (res.write(chunk)) return done();
@@ -243,34 +244,48 @@ function responseStream(res: http.ServerResponse, stallTimeoutMs: number, leave:
     };
     res.on('drain', resume).on('close', resume);
   };
-  const stream = new LocalResponseStream((chunk, done) => {
-    if (prelude !== undefined && stream.contentType === PRELUDE_CONTENT_TYPE) {
-      prelude = Buffer.concat([prelude, chunk]);
-      const end = prelude.indexOf(PRELUDE_END);
-      if (end === -1) return done();
-      const { statusCode = 200, headers = {}, cookies = [] } = JSON.parse(prelude.subarray(0, end).toString('utf8'));
-      const rest = prelude.subarray(end + 8);
-      prelude = undefined;
-      if (res.destroyed) return done();
-      res.writeHead(statusCode, cookies.length > 0 ? { ...headers, 'set-cookie': cookies } : headers);
-      // The head leaves with the first body bytes (one write, not two) when they follow in this
-      // event-loop turn, as a short answer's do; otherwise (a stream) it is flushed on its own.
-      setImmediate(() => {
-        if (!res.headersSent && !res.destroyed) res.flushHeaders();
-      });
-      return write(rest, done);
+  let headSent = false;
+  const sendHead = () => {
+    headSent = true;
+    if (res.destroyed) return;
+    const metadata = stream.contentType === PRELUDE_CONTENT_TYPE ? stream.metadata : undefined;
+    if (metadata === undefined) {
+      res.writeHead(200, { 'content-type': stream.contentType });
+      return;
     }
-    if (!res.headersSent && !res.destroyed) res.writeHead(200, { 'content-type': stream.contentType });
-    prelude = undefined;
+    res.writeHead(metadata.statusCode ?? 200, headOf(metadata));
+    // The head leaves with the first body bytes (one write, not two) when they follow in this
+    // event-loop turn, as a short answer's do; otherwise (a stream) it is flushed on its own.
+    setImmediate(() => {
+      if (!res.headersSent && !res.destroyed) res.flushHeaders();
+    });
+  };
+  const stream = new LocalResponseStream((chunk, done) => {
+    if (!headSent) sendHead();
     write(chunk, done);
   });
   // Errors of this stream are the handler's to see (middy's pipeline rejects with them); an
   // 'error' nobody listens to would otherwise stop the whole process.
   stream.on('error', () => {});
   stream.on('finish', () => {
+    if (!headSent && stream.metadata !== undefined) sendHead();
     if (!res.destroyed) res.end();
   });
   return stream;
+}
+
+/**
+ * The head's fields as the prelude's JSON would carry them: a header whose value is undefined is
+ * left out (JSON drops it; node:http would refuse it), cookies as `set-cookie`.
+ */
+function headOf({ headers = {}, cookies = [] }: ResponseMetadata): http.OutgoingHttpHeaders {
+  const head: http.OutgoingHttpHeaders = {};
+  for (const name in headers) {
+    const value = headers[name];
+    if (value !== undefined) head[name] = value;
+  }
+  if (cookies.length > 0) head['set-cookie'] = cookies;
+  return head;
 }
 
 async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {

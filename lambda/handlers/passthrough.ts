@@ -12,6 +12,7 @@ import type { RequestState } from '../request-state.ts';
 import { streamOrRetry } from '../upstream/first-chunk.ts';
 import { clientResponseHeaders } from '../upstream/headers.ts';
 import type { Operation } from '../upstream/providers.ts';
+import { bodyReaderOf } from '../upstream/light-response.ts';
 import { bytesStream, PassthroughProcessor, readBody, relayStream } from '../upstream/relay.ts';
 import { requestAbort, type RequestAbort } from '../upstream/request-abort.ts';
 import { simulate } from '../upstream/simulator/simulator.ts';
@@ -69,18 +70,20 @@ export async function passthroughAttempt(
   // The simulator answers any name; a real upstream's success says the model exists.
   if (response.ok && upstream.type !== 'simulator') state.modelAccepted = true;
   const eventStream = response.headers.get('content-type')?.startsWith('text/event-stream') === true;
-  if (response.ok && eventStream && response.body) {
-    let source = response.body;
+  // Without a fallback nothing is peeked: the relay reads node:http's body directly (no web stream).
+  const source = response.ok && eventStream ? (canRetry ? response.body : bodyReaderOf(response)) : null;
+  if (source) {
+    let relayed = source;
     if (canRetry) {
-      const peeked = await streamOrRetry(source, abort, deps.settings.firstByteTimeoutMs);
+      const peeked = await streamOrRetry(source as ReadableStream<Uint8Array>, abort, deps.settings.firstByteTimeoutMs);
       if ('retry' in peeked) return peeked;
-      source = peeked.stream;
+      relayed = peeked.stream;
     }
     const observer = state.family === 'messages' ? new MessagesStreamObserver() : new ResponsesStreamObserver(`resp_${state.id}`);
     const restore = upstreamModel === model ? undefined : modelNameRestorer(state.family, model);
     // Bedrock sends no pings; Claude Code gives up on a stream after 300 s without a byte.
     const pings = upstream.type === 'bedrock' ? { keepalive: () => PING, keepaliveMs: deps.settings.keepaliveMs } : undefined;
-    const relayed = relayStream(source, new PassthroughProcessor(observer, restore, pings?.keepalive), {
+    const body = relayStream(relayed, new PassthroughProcessor(observer, restore, pings?.keepalive), {
       ...relayHooks(state, abort, deps),
       ...(pings ? { keepaliveMs: pings.keepaliveMs } : {}),
       onEnd: (outcome) => {
@@ -91,7 +94,7 @@ export async function passthroughAttempt(
         state.outcome = outcome;
       },
     });
-    return { served: { statusCode: response.status, headers: { ...headers, 'cache-control': 'no-cache' }, body: relayed } };
+    return { served: { statusCode: response.status, headers: { ...headers, 'cache-control': 'no-cache' }, body } };
   }
 
   let bytes: Uint8Array;

@@ -8,7 +8,8 @@ import { streamOrRetry } from '../upstream/first-chunk.ts';
 import type { RequestAbort } from '../upstream/request-abort.ts';
 import { clientResponseHeaders } from '../upstream/headers.ts';
 import { upstreamFormat } from '../upstream/providers.ts';
-import { readBody, relayStream, type StreamProcessor } from '../upstream/relay.ts';
+import { bodyReaderOf, hasBody } from '../upstream/light-response.ts';
+import { readBody, relayStream, type ChunkReader, type StreamProcessor } from '../upstream/relay.ts';
 import { droppedHeader, type AttemptOutcome } from './attempt.ts';
 import { incompleteBodyError, relayHooks, retryableError, retryableStatus, sendToUpstream } from './upstream-exchange.ts';
 
@@ -46,7 +47,7 @@ export async function translatedAttempt(state: RequestState, deps: GatewayDeps, 
   const { 'content-type': _type, ...passed } = clientResponseHeaders(response.headers);
   const headers: Record<string, string> = { ...passed, ...droppedHeader(dropped) };
 
-  if (!response.ok || !response.body) {
+  if (!response.ok || !hasBody(response)) {
     const text = Buffer.from(await readBody(response).catch(() => new Uint8Array())).toString('utf8');
     const rendered = renderClientError(state.family, readUpstreamError(format, response.status, text), state.id);
     const answer = { statusCode: rendered.status, headers: { ...headers, 'content-type': 'application/json' }, body: rendered.body };
@@ -58,11 +59,12 @@ export async function translatedAttempt(state: RequestState, deps: GatewayDeps, 
   // The simulator answers any name; a real upstream's success says the model exists.
   if (upstream.type !== 'simulator') state.modelAccepted = true;
 
-  let source = response.body;
+  // Without a fallback nothing is peeked: node:http's body is read directly (no web stream).
+  let source = bodyReaderOf(response) as ChunkReader;
   if (canRetry) {
-    const peeked = await streamOrRetry(source, abort, deps.settings.firstByteTimeoutMs);
+    const peeked = await streamOrRetry(response.body as ReadableStream<Uint8Array>, abort, deps.settings.firstByteTimeoutMs);
     if ('retry' in peeked) return peeked;
-    source = peeked.stream;
+    source = peeked.stream.getReader();
   }
 
   const translator = new StreamTranslator(state.family, format, { model: state.model as string, tools: translated.ir.tools, request: translated.ir });
@@ -107,11 +109,17 @@ function translationProcessor(translator: StreamTranslator): StreamProcessor {
 }
 
 /** Non-streaming clients: read the whole upstream stream, then answer with the result or a proper error status. */
-async function collect(state: RequestState, body: ReadableStream<Uint8Array>, translator: StreamTranslator, abort: RequestAbort, headers: Record<string, string>, recordUsage: () => void, canRetry: boolean): Promise<AttemptOutcome> {
+async function collect(state: RequestState, body: ChunkReader, translator: StreamTranslator, abort: RequestAbort, headers: Record<string, string>, recordUsage: () => void, canRetry: boolean): Promise<AttemptOutcome> {
   try {
-    for await (const chunk of body) {
-      translator.push(chunk);
-      if (translator.finished) break;
+    for (;;) {
+      const chunk = await body.read();
+      if (chunk.done) break;
+      translator.push(chunk.value);
+      if (translator.finished) {
+        // The answer is whole: what the upstream might still send is not waited for.
+        void body.cancel().catch(() => {});
+        break;
+      }
     }
   } catch (error) {
     const failure = incompleteBodyError(error, abort);

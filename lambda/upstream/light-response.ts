@@ -1,4 +1,4 @@
-import { bytesStream } from './relay.ts';
+import { bytesStream, type ChunkReader } from './relay.ts';
 
 /**
  * The fetch `Response` members the gateway reads (status, headers, body, text/json/arrayBuffer),
@@ -65,6 +65,8 @@ const encoder = new TextEncoder();
  */
 export interface BodySource {
   stream(): ReadableStream<Uint8Array>;
+  /** Chunk by chunk without a web stream (what the relay reads). */
+  reader?(): ChunkReader;
   bytes(): Promise<Uint8Array>;
 }
 
@@ -88,6 +90,11 @@ export class LightResponse {
   get body(): ReadableStream<Uint8Array> | null {
     if (this.#body === undefined) this.#body = (this.#source as BodySource).stream();
     return this.#body;
+  }
+
+  /** Whether there is a body, without making its web stream. */
+  get hasBody(): boolean {
+    return this.#body === undefined ? this.#source !== undefined : this.#body !== null;
   }
 
   get ok(): boolean {
@@ -122,8 +129,28 @@ export class LightResponse {
     return chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks);
   }
 
+  /** The body chunk by chunk for the relay, without making the web stream when the source can avoid it; null without a body. */
+  bodyReader(): ChunkReader | null {
+    if (this.#body === undefined && this.#source?.reader !== undefined) {
+      this.#used = true;
+      return this.#source.reader();
+    }
+    return this.body?.getReader() ?? null;
+  }
+
   /** This object where a fetch Response is expected (see the class comment for what it lacks). */
   asResponse(): Response {
     return this as unknown as Response;
   }
+}
+
+/** What the relay reads a response's body from: the light reader of the gateway's own client, else the web stream's. */
+export function bodyReaderOf(response: Response): ChunkReader | null {
+  if (response instanceof LightResponse) return response.bodyReader();
+  return response.body?.getReader() ?? null;
+}
+
+/** Whether a response has a body, without making the web stream of the gateway's own client. */
+export function hasBody(response: Response): boolean {
+  return response instanceof LightResponse ? response.hasBody : response.body !== null;
 }

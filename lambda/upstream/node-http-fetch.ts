@@ -1,5 +1,6 @@
 import type * as Http from 'node:http';
 import { LightHeaders, LightResponse } from './light-response.ts';
+import type { ChunkReader } from './relay.ts';
 
 // Not `import http from 'node:http'`: an ES module import of node:http makes Node build the
 // module's ES facade, which reads every export, and its lazy WebSocket/MessageEvent getters load
@@ -12,8 +13,9 @@ const { urlToHttpOptions } = process.getBuiltinModule('node:url');
  * The upstream HTTP client: node:http(s) with keep-alive agents, behind the `fetch` signature
  * callUpstream uses (POST, string or byte body, headers, signal; no redirects followed). The built-in fetch (undici) is about a
  * quarter of the gateway's CPU per request; this cuts CPU per request by 19-30% and live heap per
- * open stream by 30% (docs/performance.md) and adds 1 kB to the bundle. The body is still handed
- * on as a web stream, so the relay and the translators are unchanged.
+ * open stream by 30% (docs/performance.md) and adds 1 kB to the bundle. The relay reads the body
+ * chunk by chunk straight from node:http (`bodyReaderOf`); a web stream is made only for whoever
+ * asks for `body` (a fallback's peek at the first event).
  */
 const agents = {
   'http:': new http.Agent({ keepAlive: true }),
@@ -34,7 +36,7 @@ export const nodeHttpFetch: typeof fetch = (input, init = {}) =>
       // Failures surface through the reads (`destroyed`, `errored`); an unheard 'error' would crash.
       response.on('error', () => {});
       if (NULL_BODY.has(status)) response.resume();
-      const source = NULL_BODY.has(status) ? null : { stream: () => webBody(response), bytes: () => wholeBody(response) };
+      const source = NULL_BODY.has(status) ? null : { stream: () => webBody(response), reader: () => bodyReader(response), bytes: () => wholeBody(response) };
       resolve(new LightResponse(source, { status, statusText: response.statusMessage ?? '', headers: received }).asResponse());
     });
   });
@@ -109,33 +111,44 @@ function wholeBody(body: Http.IncomingMessage): Promise<Uint8Array> {
 }
 
 /**
- * The response body as a pull-based web stream. Each pull takes everything node:http has
- * buffered (`read()` joins it), so a burst of small upstream chunks costs one relay step, not
- * one per chunk as Readable.toWeb would; a paced stream still yields each event at once.
+ * The response body chunk by chunk, straight from node:http (what the relay reads: no web stream
+ * per relayed stream). Each read takes everything node:http has buffered (`read()` joins it), so
+ * a burst of small upstream chunks costs one relay step, not one per chunk as Readable.toWeb
+ * would; a paced stream still yields each event at once.
  */
+function bodyReader(body: Http.IncomingMessage): ChunkReader {
+  const next = (resolve: (result: Awaited<ReturnType<ChunkReader['read']>>) => void, reject: (error: unknown) => void) => {
+    const settle = (finish: () => void) => {
+      body.off('readable', check).off('end', check).off('close', check);
+      finish();
+    };
+    const check = () => {
+      const chunk = body.read() as Buffer | null;
+      if (chunk !== null) return settle(() => resolve({ done: false, value: chunk }));
+      if (body.readableEnded) return settle(() => resolve({ done: true, value: undefined }));
+      // Closed before the end (reset, abort): a failure, as with fetch.
+      if (body.destroyed) return settle(() => reject(body.errored ?? new Error('upstream connection closed')));
+    };
+    body.on('readable', check).on('end', check).on('close', check);
+    check();
+  };
+  return {
+    read: () => new Promise(next),
+    cancel: async (reason) => void body.destroy(reason instanceof Error ? reason : undefined),
+  };
+}
+
+/** The same as a pull-based web stream, for whoever asks for `body` (fallback peeks, translation, tests). */
 function webBody(body: Http.IncomingMessage): ReadableStream<Uint8Array> {
+  const reader = bodyReader(body);
   return new ReadableStream<Uint8Array>(
     {
-      pull(controller) {
-        return new Promise<void>((resolve, reject) => {
-          const settle = (finish: () => void) => {
-            body.off('readable', check).off('end', check).off('close', check);
-            finish();
-          };
-          const check = () => {
-            const chunk = body.read() as Buffer | null;
-            if (chunk !== null) return settle(() => (controller.enqueue(chunk), resolve()));
-            if (body.readableEnded) return settle(() => (controller.close(), resolve()));
-            // Closed before the end (reset, abort): a failure, as with fetch.
-            if (body.destroyed) return settle(() => reject(body.errored ?? new Error('upstream connection closed')));
-          };
-          body.on('readable', check).on('end', check).on('close', check);
-          check();
-        });
+      async pull(controller) {
+        const result = await reader.read();
+        if (result.done) controller.close();
+        else controller.enqueue(result.value);
       },
-      cancel(reason) {
-        body.destroy(reason instanceof Error ? reason : undefined);
-      },
+      cancel: (reason) => reader.cancel(reason),
     },
     { highWaterMark: 0 },
   );

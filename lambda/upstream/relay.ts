@@ -1,5 +1,7 @@
+import { Readable } from 'node:stream';
 import { SseEventSplitter } from '../formats/sse/event-splitter.ts';
 import type { StreamObserver } from '../formats/stream-observer.ts';
+import { unwatch, watchEvery, type Watcher } from './stream-watch.ts';
 
 /** Turns upstream stream bytes into client stream bytes (as they are, or translated). */
 export interface StreamProcessor {
@@ -42,7 +44,15 @@ const encoder = new TextEncoder();
 export const RELAY_FAULT_MESSAGE = 'The gateway failed while relaying the stream.';
 
 /**
- * Relays an upstream body to the client through a processor.
+ * What the relay reads upstream chunks from: a web stream's reader, or the upstream client's own
+ * reader of node:http's body (`bodyReaderOf`, light-response.ts), with no web stream in between.
+ */
+export type ChunkReader = Pick<ReadableStreamDefaultReader<Uint8Array>, 'read' | 'cancel'>;
+
+/**
+ * Relays an upstream body to the client through a processor, as a Node `Readable` (middy pipes
+ * it to the response stream; a web `ReadableStream` here cost a stream, its controller and
+ * pipeline's web adapter per open stream, the largest JS cost per relayed event after the write).
  *
  * Pull-based with no internal queue (highWaterMark 0): the upstream is read only as fast as the
  * client consumes, so memory per stream stays at one pending event. Whatever goes wrong, the
@@ -51,18 +61,22 @@ export const RELAY_FAULT_MESSAGE = 'The gateway failed while relaying the stream
  * errors (an unhandled rejection), losing the request's log line and usage record and making
  * the next request a cold start (test/runtime/robustness.test.ts). So even a fault of the
  * gateway's own code (a processor or hook that throws) ends the stream with the in-format error,
- * outcome `internal_error`, its message given to `onFault` for the log.
+ * outcome `internal_error`, its message given to `onFault` for the log. Destroyed before its end
+ * (the response stream failed, or the reader gave up), it cancels the upstream as a client
+ * hang-up.
  */
-export function relayStream(source: ReadableStream<Uint8Array>, processor: StreamProcessor, hooks: RelayHooks): ReadableStream<Uint8Array> {
-  const reader = source.getReader();
-  let controller: ReadableStreamDefaultController<Uint8Array>;
+export function relayStream(source: ReadableStream<Uint8Array> | ChunkReader, processor: StreamProcessor, hooks: RelayHooks): Readable {
+  const reader: ChunkReader = source instanceof ReadableStream ? source.getReader() : source;
   let started = false;
   let ended = false;
   // Set while a read of the upstream is outstanding: only then is the upstream the one keeping the
   // client waiting. A client that stops reading stops the reads, and must not be blamed on it.
   let waitingSince: number | undefined;
   let lastClient = Date.now();
-  let timer: ReturnType<typeof setInterval> | undefined;
+  let watched = false;
+  // A relay step in progress, and whether the consumer asked for more meanwhile (a keepalive push lets it).
+  let busy = false;
+  let wanted = false;
 
   const emit = (bytes: Uint8Array | undefined) => {
     if (!bytes || bytes.byteLength === 0 || ended) return;
@@ -71,14 +85,18 @@ export function relayStream(source: ReadableStream<Uint8Array>, processor: Strea
       hooks.onFirstByte();
     }
     lastClient = Date.now();
-    controller.enqueue(hooks.padBytes !== undefined && bytes.byteLength < hooks.padBytes ? padded(bytes, hooks.padBytes) : bytes);
+    output.push(hooks.padBytes !== undefined && bytes.byteLength < hooks.padBytes ? padded(bytes, hooks.padBytes) : bytes);
+  };
+  const stopWatching = () => {
+    if (watched) unwatch(watch);
+    watched = false;
   };
   const end = (outcome: string, bytes?: Uint8Array) => {
     if (ended) return;
     emit(bytes);
     ended = true;
-    if (timer !== undefined) clearInterval(timer);
-    controller.close();
+    stopWatching();
+    output.push(null);
     hooks.onEnd(outcome);
   };
   /** The gateway's own fault: close with the format's error if the processor can still make one, else just close. */
@@ -96,12 +114,11 @@ export function relayStream(source: ReadableStream<Uint8Array>, processor: Strea
       end('internal_error', bytes);
     } catch {
       ended = true;
-      if (timer !== undefined) clearInterval(timer);
+      stopWatching();
     }
   };
-  const watch = () => {
+  const watch: Watcher = (now) => {
     try {
-      const now = Date.now();
       if (hooks.idleTimeoutMs !== undefined && waitingSince !== undefined && now - waitingSince >= hooks.idleTimeoutMs) {
         hooks.abortUpstream('upstream idle');
         end('upstream_idle', processor.fail(`The upstream sent nothing for ${Math.round(hooks.idleTimeoutMs / 1000)} s.`));
@@ -144,41 +161,50 @@ export function relayStream(source: ReadableStream<Uint8Array>, processor: Strea
       }
     }
   };
+  const pump = async () => {
+    busy = true;
+    do {
+      wanted = false;
+      try {
+        await relayNext();
+      } catch (error) {
+        fault(error);
+      }
+    } while (wanted && !ended);
+    busy = false;
+  };
 
-  return new ReadableStream<Uint8Array>(
-    {
-      start(streamController) {
-        controller = streamController;
-        const period = Math.min(hooks.keepaliveMs ?? Infinity, (hooks.idleTimeoutMs ?? Infinity) / 4);
-        if (Number.isFinite(period)) {
-          timer = setInterval(watch, Math.max(10, period));
-          timer.unref();
-        }
-      },
-      async pull() {
-        try {
-          await relayNext();
-        } catch (error) {
-          fault(error);
-        }
-      },
-      cancel(reason) {
+  const output = new Readable({
+    highWaterMark: 0,
+    read() {
+      if (busy) wanted = true;
+      else void pump();
+    },
+    destroy(error, callback) {
+      if (!ended) {
         ended = true;
-        if (timer !== undefined) clearInterval(timer);
+        stopWatching();
         try {
           const outcome = hooks.describeCancel?.() ?? 'client_closed';
           // Clients may hang up once they have the terminal event (Codex does, before the last
           // chunk of the HTTP body): the answer and its usage were delivered, nothing was cut.
           hooks.onEnd(outcome === 'client_closed' && processor.finished ? 'ok' : outcome);
-          hooks.abortUpstream(String(reason ?? 'client closed'));
-        } catch (error) {
-          hooks.onFault?.(error);
+          hooks.abortUpstream(String(error ?? 'client closed'));
+        } catch (fault) {
+          hooks.onFault?.(fault);
         }
-        reader.cancel(reason).catch(() => {});
-      },
+        reader.cancel(error ?? undefined).catch(() => {});
+      }
+      // The stream itself never errors (see above): the cause is the upstream's to hear, not the pipe's.
+      callback(null);
     },
-    { highWaterMark: 0 },
-  );
+  });
+  const period = Math.min(hooks.keepaliveMs ?? Infinity, (hooks.idleTimeoutMs ?? Infinity) / 4);
+  if (Number.isFinite(period)) {
+    watched = true;
+    watchEvery(watch, Math.max(10, period));
+  }
+  return output;
 }
 
 /**

@@ -34,7 +34,8 @@ export function streamOf(chunks: Uint8Array[], options: { failAfter?: boolean } 
   });
 }
 
-export async function collect(stream: ReadableStream<Uint8Array>): Promise<Buffer> {
+/** Everything a web stream or a Node Readable (the relay's output) yields. */
+export async function collect(stream: AsyncIterable<Uint8Array>): Promise<Buffer> {
   const parts: Uint8Array[] = [];
   for await (const chunk of stream) parts.push(chunk);
   return Buffer.concat(parts);

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { MessagesStreamObserver } from '../../../lambda/formats/messages/stream-observer.ts';
 import { ResponsesStreamObserver } from '../../../lambda/formats/responses/stream-observer.ts';
 import type { StreamObserver } from '../../../lambda/formats/stream-observer.ts';
@@ -90,16 +91,16 @@ function streamThenSilence(chunks: Uint8Array[]): ReadableStream<Uint8Array> {
   });
 }
 
-/** A client that reads until `until` has arrived, then hangs up. */
-async function readThenHangUp(stream: ReadableStream<Uint8Array>, until: string): Promise<string> {
-  const reader = stream.getReader();
+/** A client that reads until `until` has arrived, then hangs up (the response stream destroys the relay). */
+async function readThenHangUp(stream: Readable, until: string): Promise<string> {
+  const chunks = stream[Symbol.asyncIterator]();
   let text = '';
   while (!text.includes(until)) {
-    const { value, done } = await reader.read();
+    const { value, done } = (await chunks.next()) as IteratorResult<Uint8Array>;
     if (done) break;
     text += Buffer.from(value).toString('utf8');
   }
-  await reader.cancel('client closed');
+  stream.destroy(new Error('client closed'));
   return text;
 }
 

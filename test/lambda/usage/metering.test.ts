@@ -65,11 +65,11 @@ async function endedAs(family: Family, ending: Ending): Promise<RequestState> {
       },
     });
     void (async () => {
-      const reader = stream.getReader();
+      const chunks = stream[Symbol.asyncIterator]();
       // The client reads everything the upstream sent, then leaves (or stops reading) if that is the ending.
       for (let read = 0; ; read++) {
-        if ((ending === 'client_closed' || ending === 'client_stalled') && read === pieces.length) return void reader.cancel('gone');
-        const { done } = await reader.read();
+        if ((ending === 'client_closed' || ending === 'client_stalled') && read === pieces.length) return void stream.destroy(new Error('gone'));
+        const { done } = await chunks.next();
         if (done) return;
       }
     })();

@@ -29,9 +29,9 @@ export function parseAnswerHead(received: Buffer): AnswerHead | undefined {
       if (received.length - from > MAX_HEAD_BYTES) throw new Error('The answer head is too long.');
       return undefined;
     }
-    const lines = received.toString('latin1', from, end).split('\r\n');
-    const statusLine = /^HTTP\/1\.([01]) ([1-5]\d\d)(?: |$)/.exec(lines[0] as string);
-    if (statusLine === null) throw new Error(`Not an HTTP/1.x answer: ${JSON.stringify((lines[0] as string).slice(0, 40))}`);
+    const head = received.toString('latin1', from, end);
+    const statusLine = /^HTTP\/1\.([01]) ([1-5]\d\d)(?: |\r|$)/.exec(head);
+    if (statusLine === null) throw new Error(`Not an HTTP/1.x answer: ${JSON.stringify(head.slice(0, 40))}`);
     const status = Number(statusLine[2]);
     if (status === 101) throw new Error('The server switched protocols.');
     // 100 Continue and other interim answers: the final one follows.
@@ -39,42 +39,53 @@ export function parseAnswerHead(received: Buffer): AnswerHead | undefined {
       from = end + 4;
       continue;
     }
-    return headOf(status, statusLine[1] === '0', lines, end + 4);
+    return headOf(status, statusLine[1] === '0', `${head.toLowerCase()}\r\n`, end + 4);
   }
 }
 
-function headOf(status: number, http10: boolean, lines: string[], start: number): AnswerHead {
-  const head: AnswerHead = { status, start, length: -1, chunked: false, close: http10 };
-  for (let i = 1; i < lines.length; i++) {
-    const line = lines[i] as string;
-    const colon = line.indexOf(':');
-    if (colon <= 0) throw new Error('A malformed header line in the answer.');
-    const name = line.slice(0, colon).trim().toLowerCase();
-    const value = line.slice(colon + 1).trim();
-    if (name === 'content-length') {
-      if (!/^\d{1,15}$/.test(value) || (head.length >= 0 && head.length !== Number(value))) throw new Error('An invalid Content-Length in the answer.');
-      head.length = Number(value);
-    } else if (name === 'transfer-encoding') {
-      // Only `chunked` alone frames a body this client can read (a compressed one it did not ask for).
-      if (value.toLowerCase() !== 'chunked') throw new Error(`An answer in a transfer coding not handled: ${value.slice(0, 40)}.`);
-      head.chunked = true;
-    } else if (name === 'connection') {
-      if (/(^|,)\s*close\s*(,|$)/i.test(value)) head.close = true;
-      else if (http10 && /(^|,)\s*keep-alive\s*(,|$)/i.test(value)) head.close = false;
-    } else if (name === 'keep-alive') {
-      const timeout = /(?:^|,)\s*timeout=(\d+)/i.exec(value);
-      if (timeout) head.keepAliveMs = Number(timeout[1]) * 1000;
-    }
+/**
+ * The four headers that frame an answer, looked up in the lower-cased head (`\r\n` after each
+ * line): an AWS answer has a dozen others, and splitting and trimming each line cost more than
+ * the rest of the parse.
+ */
+function headOf(status: number, http10: boolean, head: string, start: number): AnswerHead {
+  const answer: AnswerHead = { status, start, length: -1, chunked: false, close: http10 };
+  const length = valuesOf(head, 'content-length');
+  if (length.length > 0) {
+    const value = length[0] as string;
+    if (!/^\d{1,15}$/.test(value) || length.some((other) => other !== value)) throw new Error('An invalid Content-Length in the answer.');
+    answer.length = Number(value);
   }
+  for (const coding of valuesOf(head, 'transfer-encoding')) {
+    // Only `chunked` alone frames a body this client can read (a compressed one it did not ask for).
+    if (coding !== 'chunked') throw new Error(`An answer in a transfer coding not handled: ${coding.slice(0, 40)}.`);
+    answer.chunked = true;
+  }
+  for (const connection of valuesOf(head, 'connection')) {
+    if (/(^|,)\s*close\s*(,|$)/.test(connection)) answer.close = true;
+    else if (http10 && /(^|,)\s*keep-alive\s*(,|$)/.test(connection)) answer.close = false;
+  }
+  const timeout = /(?:^|,)\s*timeout=(\d+)/.exec(valuesOf(head, 'keep-alive')[0] ?? '');
+  if (timeout) answer.keepAliveMs = Number(timeout[1]) * 1000;
   // Transfer-Encoding overrides Content-Length, and an answer with both may be a smuggling attempt: not reused (RFC 9112 6.3).
-  if (head.chunked && head.length >= 0) {
-    head.length = -1;
-    head.close = true;
+  if (answer.chunked && answer.length >= 0) {
+    answer.length = -1;
+    answer.close = true;
   }
-  if (status === 204 || status === 304) head.length = 0;
-  if (head.length > MAX_BODY_BYTES) throw new Error('The answer is too large.');
-  if (head.length < 0 && !head.chunked) head.close = true;
-  return head;
+  if (status === 204 || status === 304) answer.length = 0;
+  if (answer.length > MAX_BODY_BYTES) throw new Error('The answer is too large.');
+  if (answer.length < 0 && !answer.chunked) answer.close = true;
+  return answer;
+}
+
+/** Every value of a header, trimmed, in the lower-cased head. */
+function valuesOf(head: string, name: string): string[] {
+  const values: string[] = [];
+  const prefix = `\r\n${name}:`;
+  for (let at = head.indexOf(prefix); at >= 0; at = head.indexOf(prefix, at + prefix.length)) {
+    values.push(head.slice(at + prefix.length, head.indexOf('\r\n', at + prefix.length)).trim());
+  }
+  return values;
 }
 
 /**

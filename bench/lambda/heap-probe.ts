@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { median } from '../stats.ts';
 
 /**
- * Live memory of a runtime process, asked through profiler-preload.ts: the function is started
+ * Live memory of a runtime process, asked through profiler-preload.mjs: the function is started
  * with `environment()` and each `measure()` forces a full garbage collection there and reads
  * what is left (V8's used heap, memory outside it held by JS objects, the process's RSS).
  */
@@ -13,7 +13,7 @@ export interface HeapReading {
   rssBytes: number;
 }
 
-const PRELOAD = fileURLToPath(new URL('./profiler-preload.ts', import.meta.url));
+const PRELOAD = fileURLToPath(new URL('./profiler-preload.mjs', import.meta.url));
 
 export class HeapProbe {
   private readonly file: string;

@@ -15,7 +15,7 @@ import { startDeployment } from './deployment.ts';
  * DynamoDB, Secrets Manager and the upstream, the usage write and event, the log line on stdout).
  * First CPU per request in unprofiled windows (all threads of the runtime process, and its main
  * thread alone), then a V8 CPU profile of the main thread over more requests
- * (profiler-preload.ts), charged per request to activities and layers.
+ * (profiler-preload.mjs), charged per request to activities and layers.
  */
 export interface LambdaProfile {
   /** CPU per warm request, all threads, one figure per window, µs. */
@@ -26,7 +26,7 @@ export interface LambdaProfile {
   summary: ProfileSummary;
 }
 
-const PRELOAD = fileURLToPath(new URL('./profiler-preload.ts', import.meta.url));
+const PRELOAD = fileURLToPath(new URL('./profiler-preload.mjs', import.meta.url));
 const MESSAGES = PATHS.find((path) => path.id === 'messages') as BenchPath;
 
 /** What a runtime-path frame belongs to, in precedence order (a stack's first match wins). */

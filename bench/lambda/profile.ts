@@ -15,7 +15,7 @@ import { startDeployment } from './deployment.ts';
  * DynamoDB, Secrets Manager and the upstream, the usage write and event, the log line on stdout).
  * First CPU per request in unprofiled windows (all threads of the runtime process, and its main
  * thread alone), then a V8 CPU profile of the main thread over more requests
- * (profiler-preload.ts), charged per request to activities and layers.
+ * (profiler-preload.mjs), charged per request to activities and layers.
  */
 export interface LambdaProfile {
   /** CPU per warm request, all threads, one figure per window, µs. */
@@ -26,14 +26,15 @@ export interface LambdaProfile {
   summary: ProfileSummary;
 }
 
-const PRELOAD = fileURLToPath(new URL('./profiler-preload.ts', import.meta.url));
+const PRELOAD = fileURLToPath(new URL('./profiler-preload.mjs', import.meta.url));
 const MESSAGES = PATHS.find((path) => path.id === 'messages') as BenchPath;
 
 /** What a runtime-path frame belongs to, in precedence order (a stack's first match wins). */
 const ACTIVITIES: Activity[] = [
   { name: 'SigV4 signing (lambda/aws/signer.ts)', matches: (f) => f.module === 'lambda/aws/signer.ts' },
   { name: 'request log line (build + stdout write)', matches: (f) => f.module.startsWith('lambda/observability/') || f.label.startsWith('log ') },
-  { name: 'usage write and usage event (usage/, DynamoDB calls)', matches: (f) => f.module.startsWith('lambda/usage/') || f.module === 'lambda/aws/aws-json.ts' },
+  // On the warm path the only AWS calls are the usage write and event (the key and the secret are cached).
+  { name: 'usage write and usage event (usage/, DynamoDB calls)', matches: (f) => f.module.startsWith('lambda/usage/') || f.module.startsWith('lambda/aws/') },
   { name: 'upstream call and relay (upstream/, handlers/)', matches: (f) => f.module.startsWith('lambda/upstream/') || f.module.startsWith('lambda/handlers/') },
   { name: 'checks: context, key, body, limits (middleware/, auth/)', matches: (f) => f.module.startsWith('lambda/middleware/') || f.module.startsWith('lambda/auth/') },
   { name: 'middy pipeline and the rest of lambda/', matches: (f) => f.module.startsWith('lambda/') || f.module.startsWith('bundled node_modules/@middy') },

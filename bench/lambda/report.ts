@@ -12,7 +12,7 @@ export function formatLambdaReport(results: LambdaResults, smoke: boolean): stri
     `Others' load: up to ${(results.othersShare * 100).toFixed(0)} % of a core in a measured window; load average ${results.loadAverage.start.map((value) => value.toFixed(2)).join(' ')} at start, ${results.loadAverage.end.map((value) => value.toFixed(2)).join(' ')} at end.`,
     '',
     table(
-      ['Memory', 'CPU', 'Bundle import', 'Node start', 'Cold start on demand: first answer', 'of which init', 'of which invocation', 'Cold start CPU', 'Cold start throttled from start', 'Warm, billed p50', 'Warm, added p50', 'Warm after a pause, added p50', 'CPU / request', 'CPU / event (pass / transl.)', 'Peak RSS', 'RSS added by an open stream', 'Throttled'],
+      ['Memory', 'CPU', 'Bundle import', 'Node start', 'Cold start on demand: first answer', 'of which init', 'of which invocation', 'Cold start CPU', 'Cold start throttled from start', 'Warm, billed p50', 'Warm, added p50', 'Warm after a pause, added p50', 'CPU / request', 'CPU / event (pass / transl.)', 'Peak RSS', 'Live heap held by an open stream (+ outside the heap)', 'RSS holding a stream', 'Throttled'],
       results.sizes.map((size) => [
         memory(size),
         Number.isFinite(size.share) ? `${(size.share * 100).toFixed(0)} %` : 'full',
@@ -29,7 +29,8 @@ export function formatLambdaReport(results: LambdaResults, smoke: boolean): stri
         `${Math.round(size.cpuPerRequestUs)} us`,
         `${perEvent(size, 'messages')} / ${perEvent(size, 'responses-to-messages')}`,
         `${Math.round(size.peakRssBytes / 2 ** 20)} MiB`,
-        Number.isFinite(size.streamRssBytes) ? `${Math.round(size.streamRssBytes / 1024)} KiB` : 'n/a',
+        Number.isFinite(size.streamHeapBytes) ? `${Math.round(size.streamHeapBytes / 1024)} KiB (${size.streamExternalBytes < 0 ? '' : '+'}${Math.round(size.streamExternalBytes / 1024)} KiB)` : 'n/a',
+        Number.isFinite(size.streamEnvironmentRssBytes) ? `${Math.round(size.streamEnvironmentRssBytes / 2 ** 20)} MiB` : 'n/a',
         `${Math.round(size.throttledMs)} ms`,
       ]),
     ),

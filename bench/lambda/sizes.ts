@@ -1,9 +1,11 @@
-import { loadavg } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { measureColdImport, type BuiltBundle } from '../bundle.ts';
 import type { BenchConfig } from '../config.ts';
 import { RawConnection, serializeRequest, type ResponseRecord } from '../http-client.ts';
 import { eventsPerStream, PATHS, requestBody, requestHeaders, requestPath, type BenchPath, type StreamShape } from '../workloads.ts';
 import { openCpuQuota, type QuotaGroup } from './cpu-quota.ts';
+import { HeapProbe } from './heap-probe.ts';
 import { startDeployment, type Deployment } from './deployment.ts';
 import { LoadWatch } from './load-watch.ts';
 
@@ -55,8 +57,15 @@ export interface SizeResult {
   /** Marginal CPU per streamed event, by path id. */
   cpuPerEventUs: Record<string, number>;
   peakRssBytes: number;
-  /** Resident memory of the warm environment while it relays one paced stream, minus before it (one stream per environment), bytes. */
-  streamRssBytes: number;
+  /**
+   * What one open stream holds in the warm environment (Lambda runs one stream per environment):
+   * live JS memory after a full garbage collection, in the middle of a paced stream minus idle
+   * just before it (V8's used heap, and the memory outside it that JS objects hold, such as
+   * Buffers), medians of 3 streams; and the runtime process's RSS then, bytes (heap-probe.ts).
+   */
+  streamHeapBytes: number;
+  streamExternalBytes: number;
+  streamEnvironmentRssBytes: number;
   throttledMs: number;
 }
 
@@ -99,7 +108,9 @@ export async function measureLambdaSizes(config: BenchConfig, bundle: BuiltBundl
     cpuPerRequestUs: Number.NaN,
     cpuPerEventUs: {},
     peakRssBytes: Number.NaN,
-    streamRssBytes: Number.NaN,
+    streamHeapBytes: Number.NaN,
+    streamExternalBytes: Number.NaN,
+    streamEnvironmentRssBytes: Number.NaN,
     throttledMs: Number.NaN,
   }));
   const name = (group: QuotaGroup | undefined) => (group ? `${group.memoryMb} MB` : 'unthrottled');
@@ -211,7 +222,8 @@ async function coldThrottledSample(deployment: Deployment, group: QuotaGroup, re
 /** One warm environment: CPU and billed time per request, CPU per streamed event, peak memory. */
 async function warmPhase(config: BenchConfig, deployment: Deployment, group: QuotaGroup | undefined, result: SizeResult): Promise<number> {
   const { warmupRequests, warmRequests, streams } = config.lambda;
-  const fn = await deployment.startFunction({ memoryMb: group?.memoryMb ?? 1769, launch: group?.launch });
+  const probe = new HeapProbe(join(tmpdir(), `gateway-bench-heap-${process.pid}-${group?.memoryMb ?? 'full'}`));
+  const fn = await deployment.startFunction({ memoryMb: group?.memoryMb ?? 1769, launch: group?.launch, environment: probe.environment() });
   try {
     const connection = await RawConnection.open(fn.url);
     const direct = await RawConnection.open(deployment.stub.url);
@@ -270,7 +282,7 @@ async function warmPhase(config: BenchConfig, deployment: Deployment, group: Quo
       result.cpuPerEventUs[path.id] = (large - small) / (streams.large - streams.small);
     }
     result.peakRssBytes = fn.peakRssBytes();
-    result.streamRssBytes = await streamRss(deployment, fn, connection, config.smoke ? 4 : 20);
+    Object.assign(result, await streamMemory(deployment, fn, probe, connection, config.smoke ? 4 : 20, config.smoke ? 1 : 3));
     connection.destroy();
     direct.destroy();
     return fn.cpuUs();
@@ -280,16 +292,12 @@ async function warmPhase(config: BenchConfig, deployment: Deployment, group: Quo
 }
 
 /**
- * What an open stream holds inside the runtime: RSS in the middle of one paced stream (an event
- * every 50 ms, as a model writes) minus RSS just before it. Lambda gives each stream its own
- * environment, so this is the whole per-stream cost there.
+ * What an open stream holds inside the runtime (HeapProbe.streamMemory): one paced stream at a
+ * time, an event every 50 ms, as a model writes.
  */
-async function streamRss(deployment: Deployment, fn: Awaited<ReturnType<Deployment['startFunction']>>, connection: RawConnection, deltas: number): Promise<number> {
+async function streamMemory(deployment: Deployment, fn: Awaited<ReturnType<Deployment['startFunction']>>, probe: HeapProbe, connection: RawConnection, deltas: number, samples: number): Promise<Pick<SizeResult, 'streamHeapBytes' | 'streamExternalBytes' | 'streamEnvironmentRssBytes'>> {
   const shape = { deltas, gapMs: 50 };
-  const before = fn.rssBytes();
-  const sent = connection.send(request(deployment, fn.url, MESSAGES, shape, true));
-  await new Promise((resolve) => setTimeout(resolve, (deltas * shape.gapMs) / 2));
-  const during = fn.rssBytes();
-  checked(await sent, eventsPerStream(MESSAGES, shape));
-  return during - before;
+  const stream = async () => checked(await connection.send(request(deployment, fn.url, MESSAGES, shape, true)), eventsPerStream(MESSAGES, shape));
+  const held = await probe.streamMemory(fn.lambda.starts.at(-1)?.pid as number, stream, (deltas * shape.gapMs) / 2, () => fn.rssBytes(), samples);
+  return { streamHeapBytes: held.heapBytes, streamExternalBytes: held.externalBytes, streamEnvironmentRssBytes: held.environmentRssBytes };
 }

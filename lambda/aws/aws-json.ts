@@ -1,11 +1,11 @@
 import type { AwsCredentialIdentityProvider } from '@smithy/types';
-import { nodeHttpText } from '../upstream/node-http-fetch.ts';
+import { postForText } from './kept-alive-post.ts';
 import { signAwsRequest } from './signer.ts';
 
 /**
  * One call of an AWS service speaking the JSON protocol (DynamoDB's 1.0, Secrets Manager's 1.1):
  * a signed POST of the operation's input, its output parsed. The request path needs a handful of
- * operations, and this is a few lines on the gateway's own keep-alive HTTP client, where the SDK
+ * operations, and this is a few lines on a kept-alive HTTP/1.1 client (kept-alive-post.ts), where the SDK
  * clients cost about 300 kB of bundle and their first call a long initialisation
  * (docs/performance.md). The CLI keeps the SDK (bin/local/sdk-dynamo.ts).
  */
@@ -42,15 +42,23 @@ export function awsEndpoint(service: string, region: string, override?: string):
   return (override ?? env[`AWS_ENDPOINT_URL_${service.toUpperCase()}`] ?? env.AWS_ENDPOINT_URL ?? `https://${service}.${region}.amazonaws.com`).replace(/\/+$/, '');
 }
 
+/**
+ * Retries, as before the kept-alive client: one more attempt (`attempts`, 2), 25-100 ms later,
+ * after throttling, a 5xx, or any failure of the connection (a refused connect, a stale kept-alive
+ * socket the server had closed, a reset or truncated answer: NetworkingError, status 0), whatever
+ * the operation. So an UpdateItem with ADD whose connection failed after the request was written
+ * (the service may have applied it) is sent again and may count twice: the AWS SDK's standard
+ * retry does the same, and the alternative, a lost usage write, is the worse error for billing.
+ * Other 4xx answers are not retried.
+ */
 export async function awsJsonCall<O>(service: AwsJsonService, operation: string, input: unknown, attempts = 2): Promise<O> {
-  const url = `${awsEndpoint(service.service, service.region, service.endpoint)}/`;
+  const { url, headers } = callTarget(service, operation);
   const body = JSON.stringify(input);
-  const headers = { 'content-type': `application/x-amz-json-${service.jsonVersion}`, 'x-amz-target': `${service.targetPrefix}.${operation}` };
   for (let attempt = 1; ; attempt++) {
     let failure: AwsServiceError;
     try {
       const signed = await signAwsRequest({ service: service.service, region: service.region }, { method: 'POST', url, headers, body }, service.credentials);
-      const { status, text } = await nodeHttpText(url, { method: 'POST', headers: signed, body });
+      const { status, text } = await postForText(url, signed, body);
       if (status >= 200 && status <= 299) return (text ? JSON.parse(text) : {}) as O;
       failure = errorOf(status, text);
     } catch (error) {
@@ -60,6 +68,27 @@ export async function awsJsonCall<O>(service: AwsJsonService, operation: string,
     if (!retryable || attempt >= attempts) throw failure;
     await new Promise((resolve) => setTimeout(resolve, 25 + Math.random() * 75));
   }
+}
+
+/**
+ * The address and the unsigned headers of a service's operation, worked out on its first call
+ * (the endpoint from the environment, as the SDK resolves it once per client): two calls per
+ * metered request would otherwise read the environment and build them again each time.
+ */
+const callTargets = new WeakMap<AwsJsonService, { url: string; byOperation: Map<string, Record<string, string>> }>();
+
+function callTarget(service: AwsJsonService, operation: string): { url: string; headers: Record<string, string> } {
+  let target = callTargets.get(service);
+  if (target === undefined) {
+    target = { url: `${awsEndpoint(service.service, service.region, service.endpoint)}/`, byOperation: new Map() };
+    callTargets.set(service, target);
+  }
+  let headers = target.byOperation.get(operation);
+  if (headers === undefined) {
+    headers = { 'content-type': `application/x-amz-json-${service.jsonVersion}`, 'x-amz-target': `${service.targetPrefix}.${operation}` };
+    target.byOperation.set(operation, headers);
+  }
+  return { url: target.url, headers };
 }
 
 function errorOf(status: number, text: string): AwsServiceError {

@@ -41,4 +41,13 @@ describe('bareDynamo', () => {
     expect([conditionFailed(bare), conditionFailed(viaSdk)]).toEqual([true, true]);
     expect(conditionFailed(new Error('other'))).toBe(false);
   });
+
+  test('concurrent counter updates through the kept-alive pool: each applied once', async () => {
+    const dynamo = localDynamo(store.endpoint);
+    const key = { keyId: { S: 'key#concurrent' }, period: { S: 'day#2026-11-26' } };
+    const add = () => dynamo.call('UpdateItem', { TableName: 'agree', Key: key, UpdateExpression: 'ADD #n :one', ExpressionAttributeNames: { '#n': 'n' }, ExpressionAttributeValues: { ':one': { N: '1' } } });
+    await Promise.all(Array.from({ length: 80 }, add));
+    for (let i = 0; i < 20; i++) await add();
+    expect((await dynamo.call('GetItem', { TableName: 'agree', Key: key, ConsistentRead: true })).Item?.n).toEqual({ N: '100' });
+  });
 });

@@ -81,19 +81,23 @@ describe(book.title, () => {
       if (!session) throw new Error('not signed in (the cap warning cell failed)');
       const before = env.tap.exchanges.length;
       await session.tui.submit('/usage');
-      const asked = await waitForExchange(env, 'GET', '/first/api/oauth/usage', before);
-      expect(asked.status).toBe(200);
-      const usage = JSON.parse(asked.response) as { extra_usage: { used_credits: number; monthly_limit: number; utilization: number }; limits: { group: string; percent: number; resets_at: string; is_active: boolean }[] };
-      // The binding cap, in cents: $4.12 and a few hundredths of a cent of Claude Code's side requests, against $5.00.
-      expect(usage.extra_usage).toMatchObject({ is_enabled: true, used_credits: 412, monthly_limit: DAILY_CAP_USD * 100, utilization: 82, currency: 'USD' });
-      expect(usage.limits).toEqual([{ kind: 'spend', group: 'daily', percent: 82, resets_at: new Date(midnightUtc() * 1000).toISOString(), severity: 'warning', is_active: true }]);
-      // The Spend limit bar: "82% used", then "$4.12 / $5.00 spent today · Resets Nov 27, 12am (UTC)".
-      const [used, limit] = claudeDollars(usage.extra_usage.used_credits, usage.extra_usage.monthly_limit);
-      const resets = new Date(usage.limits[0]!.resets_at).toLocaleDateString('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' });
-      const screen = await session.tui.waitFor(new RegExp(`${used} / ${limit} spent today · Resets ${resets}, 12am \\(UTC\\)`));
-      expect(screen).toMatch(new RegExp(`Spend limit[\\s\\S]*${usage.extra_usage.utilization}% used`));
-      expect(screen).not.toMatch(/Spend \(UTC\)|Shown once your gateway reports one|Failed to load usage/);
-      await session.tui.press('Escape');
+      try {
+        const asked = await waitForExchange(env, 'GET', '/first/api/oauth/usage', before);
+        expect(asked.status).toBe(200);
+        const usage = JSON.parse(asked.response) as { extra_usage: { used_credits: number; monthly_limit: number; utilization: number }; limits: { group: string; percent: number; resets_at: string; is_active: boolean }[] };
+        // The binding cap, in cents: $4.12 and a few hundredths of a cent of Claude Code's side requests, against $5.00.
+        expect(usage.extra_usage).toMatchObject({ is_enabled: true, used_credits: 412, monthly_limit: DAILY_CAP_USD * 100, utilization: 82, currency: 'USD' });
+        expect(usage.limits).toEqual([{ kind: 'spend', group: 'daily', percent: 82, resets_at: new Date(midnightUtc() * 1000).toISOString(), severity: 'warning', is_active: true }]);
+        // The Spend limit bar: "82% used", then "$4.12 / $5.00 spent today · Resets Nov 27, 12am (UTC)".
+        const [used, limit] = claudeDollars(usage.extra_usage.used_credits, usage.extra_usage.monthly_limit);
+        const resets = new Date(usage.limits[0]!.resets_at).toLocaleDateString('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' });
+        const screen = await session.tui.waitFor(new RegExp(`${used} / ${limit} spent today · Resets ${resets}, 12am \\(UTC\\)`));
+        expect(screen).toMatch(new RegExp(`Spend limit[\\s\\S]*${usage.extra_usage.utilization}% used`));
+        expect(screen).not.toMatch(/Spend \(UTC\)|Shown once your gateway reports one|Failed to load usage/);
+      } finally {
+        // Closed whatever happened, so that the next cell starts at the prompt.
+        await session.tui.press('Escape');
+      }
     });
 
     cell(S.capRefused, async () => {

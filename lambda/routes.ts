@@ -59,7 +59,7 @@ const TABLE: Record<'first' | 'second', Readonly<Record<string, MethodTable>>> =
 };
 
 /**
- * Sign-in paths, relative to the host (docs/sign-in.md, "Endpoints"). RFC 8414 metadata is
+ * Sign-in paths, relative to the host (docs/sign-in-reference.md, "Endpoints"). RFC 8414 metadata is
  * served where each kind of client looks: `<base>/.well-known/…` (Claude Code, base `/first`),
  * the RFC's `/.well-known/oauth-authorization-server[/first]`. The OAuth endpoints are also
  * served under `/first`, where Claude Code sends them when the metadata's URLs are not on the

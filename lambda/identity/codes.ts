@@ -13,7 +13,7 @@ export function newSessionId(): string {
 /**
  * User codes use RFC 8628 §6.1's base-20 alphabet (no vowels, so no words; no look-alike
  * digits): 8 characters, `WDJB-MJHT`, 20^8 ≈ 2^34.6 codes. With 10 entries per IP per 10 minutes
- * and a 10-minute life, guessing a live code is out of reach (docs/sign-in.md, "Limits").
+ * and a 10-minute life, guessing a live code is out of reach (docs/sign-in-reference.md, "Lifetimes and limits").
  */
 const ALPHABET = 'BCDFGHJKLMNPQRSTVWXZ';
 const LENGTH = 8;

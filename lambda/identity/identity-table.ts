@@ -2,7 +2,7 @@
  * The identity table's schema, shared by the CDK stack, the local embedded store, the gateway and
  * the key CLI. One generic table (partition key `pk`, sort key `sk`, TTL on `expiresAt`) holding
  * every sign-in item; secrets (codes, tokens) appear only as SHA-256 digests. Item kinds and
- * their keys: docs/sign-in.md, "Storage".
+ * their keys: docs/sign-in-reference.md, "Storage".
  */
 export const IDENTITY_TABLE = {
   partitionKey: 'pk',

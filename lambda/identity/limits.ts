@@ -1,5 +1,5 @@
 /**
- * Lifetimes and per-IP limits of sign-in, in one place (docs/sign-in.md, "Limits", lists them).
+ * Lifetimes and per-IP limits of sign-in, in one place (docs/sign-in-reference.md, "Lifetimes and limits", lists them).
  * Access-token and session lifetimes come from the config (`accessTokenMinutes`, `sessionDays`).
  */
 

@@ -10,7 +10,7 @@ import { assertIsolated } from './isolation.ts';
 /**
  * Codex's model discovery through the gateway, with the real Codex binary: a provider whose
  * credential comes from an `auth` command makes Codex read `GET <base_url>/models?client_version=…`
- * (Codex's catalog shape, docs/sign-in.md "Codex's model catalog"). Codex takes the gateway's
+ * (Codex's catalog shape, docs/sign-in-reference.md "Codex's model catalog"). Codex takes the gateway's
  * entries (it drops the whole answer when an entry lacks a field it needs), only the models the
  * caller may use are in it, and an entry's instructions are what Codex then sends as its prompt.
  * Small on purpose: the full client cells are in codex.test.ts.

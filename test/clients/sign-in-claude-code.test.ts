@@ -1,18 +1,17 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import tls from 'node:tls';
-import { installHelper, nthOpenedLink, runHelper, type HelperHome } from '../support/login-helper.ts';
+import { installHelper, nthOpenedLink, runHelper } from '../support/login-helper.ts';
 import { ALICE, BOB, messagesWith } from '../support/sign-in-gateway.ts';
 import { refresh } from '../support/sign-in.ts';
 import { CLAUDE, claudeEnv, runClaude } from './clis.ts';
 import { CellBook } from './conformance.ts';
 import { assertIsolated } from './isolation.ts';
 import { CLAUDE_ROUTES } from './routes.ts';
+import { claudeDollars, claudeHome, exchangesTo, lastTokens, signIn, startClaude, waitForExchange, type ClaudeSession } from './sign-in-claude-tui.ts';
 import { CLAUDE_MODEL, CLAUDE_SMALL_MODEL, startSignInEnvironment, type SignInEnvironment } from './sign-in-environment.ts';
 import { CLAUDE_SIGN_IN as S, signInCells } from './sign-in-scenarios.ts';
 import type { TapExchange } from './tap.ts';
-import { startTui, type Tui } from './tui.ts';
-import type { TestUser } from '../support/oidc-idp.ts';
 
 /**
  * Claude Code signing in to the gateway with its own /login (the TUI, driven through tmux), as
@@ -37,79 +36,7 @@ afterAll(async () => {
   await env?.close();
 });
 
-interface Session {
-  tui: Tui;
-  home: string;
-  /** Where the browser script writes the links Claude Code opens. */
-  opened: string;
-}
-let session: Session | undefined;
-
-/** A fresh HOME past onboarding, the project folder trusted, and a browser that writes links down. */
-function claudeHome(): { home: string; cwd: string; browser: string; opened: string } {
-  const home = env.dir('claude-home');
-  const cwd = env.dir('claude-work');
-  writeFileSync(join(home, '.claude.json'), JSON.stringify({ hasCompletedOnboarding: true, theme: 'dark', numStartups: 5, projects: { [cwd]: { hasTrustDialogAccepted: true, hasCompletedProjectOnboarding: true } } }));
-  const opened = join(home, 'opened.txt');
-  const browser = join(home, 'browser.sh');
-  writeFileSync(browser, `#!/bin/sh\nprintf '%s\\n' "$1" >> '${opened}'\n`, { mode: 0o755 });
-  return { home, cwd, browser, opened };
-}
-
-/** Claude Code's TUI under the organization's managed settings: the gateway sign-in, at <host>/first. */
-async function startClaude(): Promise<Session> {
-  const { home, cwd, browser, opened } = claudeHome();
-  const tui = await startTui({
-    binary: CLAUDE.binary,
-    args: [],
-    env: claudeEnv({}, home, { TERM: 'xterm-256color', BROWSER: browser, ANTHROPIC_MODEL: CLAUDE_MODEL, ANTHROPIC_DEFAULT_HAIKU_MODEL: CLAUDE_SMALL_MODEL, NODE_EXTRA_CA_CERTS: env.caFile }),
-    cwd,
-    dir: env.dir('claude-tui'),
-    managedSettings: { forceLoginMethod: 'gateway', forceLoginGatewayUrl: `${env.url}/first` },
-  });
-  await tui.waitFor(/Cloud gateway/);
-  return { tui, home, opened };
-}
-
-const exchangesTo = (method: string, path: string, from = 0): TapExchange[] => env.tap.exchanges.slice(from).filter((exchange) => exchange.method === method && exchange.url.split('?')[0] === path);
-/** The first such exchange after `from`, once the tap has it (a client's request made in the background). */
-async function waitForExchange(method: string, path: string, from: number, timeoutMs = 15_000): Promise<TapExchange> {
-  for (const until = Date.now() + timeoutMs; Date.now() < until; await new Promise((resolve) => setTimeout(resolve, 200))) {
-    const [found] = exchangesTo(method, path, from);
-    if (found?.endedAt !== undefined) return found;
-  }
-  throw new Error(`no ${method} ${path} reached the gateway within ${timeoutMs} ms`);
-}
-
-/** The tokens of the last 200 from the token endpoint (the device grant's, or a refresh's). */
-function lastTokens(): { access_token: string; refresh_token: string; email?: string } {
-  const answer = exchangesTo('POST', '/oauth/token').filter((exchange) => exchange.status === 200).at(-1);
-  if (!answer) throw new Error('the token endpoint never answered 200');
-  return JSON.parse(answer.response);
-}
-
-/** /login in the TUI, the person's part in Chromium, the email confirmed. Returns what the screens showed. */
-async function signIn(current: Session, user: TestUser): Promise<{ code: string; link: string; page: string; screens: string[] }> {
-  const { tui } = current;
-  const screens: string[] = [];
-  await tui.submit('/login');
-  screens.push(await tui.waitFor(/Your organization's gateway URL, set by managed settings\./));
-  await tui.press('Enter');
-  // First contact with this gateway: trust it (the choice starts on "No").
-  screens.push(await tui.waitFor(/Trust gateway 127\.0\.0\.1\?/));
-  await tui.press('Up', 'Enter');
-  const codeScreen = await tui.waitFor(/Code:\s+[A-Z]{4}-[A-Z]{4}/);
-  screens.push(codeScreen);
-  const code = /Code:\s+([A-Z]{4}-[A-Z]{4})/.exec(codeScreen)?.[1] as string;
-  const link = await nthOpenedLink({ opened: current.opened } as HelperHome, 1);
-  const page = await env.approve(link, user);
-  screens.push(await tui.waitFor(new RegExp(`Signed in to Cloud gateway as ${user.email.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`)));
-  await tui.press('Up', 'Enter');
-  screens.push(await tui.waitFor(/Connected to Cloud gateway/));
-  await tui.press('Enter');
-  screens.push(await tui.waitFor(/Login successful/));
-  return { code, link, page, screens };
-}
+let session: ClaudeSession | undefined;
 
 /** The SHA-256 fingerprint (lowercase hex) of the leaf certificate an https origin serves. */
 function leafFingerprint(origin: string): Promise<string> {
@@ -133,8 +60,8 @@ describe(book.title, () => {
 
     cell(S.login, async () => {
       env.tap.reset();
-      session = await startClaude();
-      const { code, link, page, screens } = await signIn(session, ALICE);
+      session = await startClaude(env);
+      const { code, link, page, screens } = await signIn(env, session, ALICE);
       expect(screens[0]).toContain(`Gateway:  ${env.url}/first`);
       // First contact: the fingerprint shown is that of the certificate the gateway's host serves.
       expect(screens[1]).toContain(`Certificate fingerprint (SHA-256): ${(await leafFingerprint(env.url)).slice(0, 16)}…`);
@@ -144,16 +71,16 @@ describe(book.title, () => {
       expect(page).toContain(`You are signed in as ${ALICE.email}. Go back to Claude Code`);
 
       // On the wire, as the gateway protocol describes it.
-      expect(exchangesTo('GET', '/first/.well-known/oauth-authorization-server').map((exchange) => exchange.status)).toContain(200);
-      const [device] = exchangesTo('POST', '/oauth/device_authorization');
+      expect(exchangesTo(env, 'GET', '/first/.well-known/oauth-authorization-server').map((exchange) => exchange.status)).toContain(200);
+      const [device] = exchangesTo(env, 'POST', '/oauth/device_authorization');
       expect(device).toMatchObject({ status: 200, body: 'surface=claude_code' });
       expect(device?.headers['user-agent']).toBe(`claude-code/${CLAUDE.version}`);
-      const polls = exchangesTo('POST', '/oauth/token').filter((poll) => new URLSearchParams(poll.body).get('grant_type') === 'urn:ietf:params:oauth:grant-type:device_code');
+      const polls = exchangesTo(env, 'POST', '/oauth/token').filter((poll) => new URLSearchParams(poll.body).get('grant_type') === 'urn:ietf:params:oauth:grant-type:device_code');
       expect(polls.slice(0, -1).map((poll) => JSON.parse(poll.response).error)).toEqual(polls.slice(0, -1).map(() => 'authorization_pending'));
       expect(polls.at(-1)?.status).toBe(200);
       expect(JSON.parse(polls.at(-1)!.response)).toMatchObject({ token_type: 'Bearer', expires_in: 300, email: ALICE.email, access_token: expect.stringMatching(/^gwt_/), refresh_token: expect.stringMatching(/^gwr_/) });
       // What Claude Code keeps (the latest tokens: with 5-minute tokens it refreshes at once), the endpoints (same origin), the email confirmed.
-      const tokens = lastTokens();
+      const tokens = lastTokens(env);
       expect(credentials(session.home).enterpriseGateway).toMatchObject({ url: `${env.url}/first`, jwt: tokens.access_token, idpRefreshToken: tokens.refresh_token, email: ALICE.email, revocationEndpoint: `${env.url}/oauth/revoke` });
       expect(env.gateway.logs).toContainEqual(expect.objectContaining({ msg: 'audit', type: 'sign_in', sub: ALICE.sub, surface: 'claude_code' }));
       // The certificate pinned for the host is the one it serves (the protocol's trust on first use).
@@ -167,14 +94,14 @@ describe(book.title, () => {
       await session.tui.submit('Say hi');
       await session.tui.waitFor(/Hello Alice, through the gateway\./);
       // The refresh first (5-minute tokens), then the turn with the refreshed access token.
-      const refreshes = exchangesTo('POST', '/oauth/token', before);
+      const refreshes = exchangesTo(env, 'POST', '/oauth/token', before);
       expect(refreshes.length).toBeGreaterThan(0);
       expect(refreshes.map((exchange) => [new URLSearchParams(exchange.body).get('grant_type'), exchange.status])).toEqual(refreshes.map(() => ['refresh_token', 200]));
-      const turn = exchangesTo('POST', '/first/v1/messages', before).filter((exchange) => JSON.parse(exchange.body).model === CLAUDE_MODEL);
+      const turn = exchangesTo(env, 'POST', '/first/v1/messages', before).filter((exchange) => JSON.parse(exchange.body).model === CLAUDE_MODEL);
       expect(turn.map((exchange) => exchange.status)).toEqual([200]);
-      expect(turn[0]?.headers.authorization).toBe(`Bearer ${lastTokens().access_token}`);
+      expect(turn[0]?.headers.authorization).toBe(`Bearer ${lastTokens(env).access_token}`);
       expect(env.gateway.logs).toContainEqual(expect.objectContaining({ msg: 'request', route: 'messages', model: CLAUDE_MODEL, sub: ALICE.sub, status: 200 }));
-      expect(credentials(session.home).enterpriseGateway?.jwt).toBe(lastTokens().access_token);
+      expect(credentials(session.home).enterpriseGateway?.jwt).toBe(lastTokens(env).access_token);
     });
 
     cell(S.usage, async () => {
@@ -185,27 +112,27 @@ describe(book.title, () => {
       const screen = await session.tui.waitFor(new RegExp(`Usage by model:\\s+${CLAUDE_MODEL}:`));
       expect(screen).toMatch(/Estimated cost:\s+\$\d/);
       // Signed in to a gateway, Claude Code asks it for the person's spend, with the session's bearer.
-      const asked = await waitForExchange('GET', '/first/api/oauth/usage', before);
-      expect(asked.headers.authorization).toBe(`Bearer ${lastTokens().access_token}`);
+      const asked = await waitForExchange(env, 'GET', '/first/api/oauth/usage', before);
+      expect(asked.headers.authorization).toBe(`Bearer ${lastTokens(env).access_token}`);
       // Alice has no cap: no limits, and her spend in cents for the UTC day, week and month,
       // which Claude Code shows as dollars beside the session's cost.
       expect(asked.status).toBe(200);
       expect(asked.responseHeaders['cache-control']).toBe('no-store');
       const usage = JSON.parse(asked.response) as { limits: unknown[]; extra_usage: { monthly_limit: null; used_credits: number; daily: { used_credits: number }; weekly: { used_credits: number } } };
       expect(usage).toMatchObject({ limits: [], extra_usage: { is_enabled: true, monthly_limit: null, utilization: null, currency: 'USD', daily: { limit: null }, weekly: { limit: null } } });
-      const dollars = (cents: number) => `\\$${cents / 100}`;
-      await session.tui.waitFor(new RegExp(`Spend \\(UTC\\)\\s+${dollars(usage.extra_usage.daily.used_credits)} today · ${dollars(usage.extra_usage.weekly.used_credits)} this week · ${dollars(usage.extra_usage.used_credits)} this month`));
+      const [day, week, month] = claudeDollars(usage.extra_usage.daily.used_credits, usage.extra_usage.weekly.used_credits, usage.extra_usage.used_credits);
+      await session.tui.waitFor(new RegExp(`Spend \\(UTC\\)\\s+${day} today · ${week} this week · ${month} this month`));
       expect(await session.tui.capture()).not.toMatch(/API Error|Failed to load usage/i);
       await session.tui.press('Escape');
     });
 
     cell(S.logout, async () => {
       if (!session) throw new Error('not signed in (the /login cell failed)');
-      const { access_token: access, refresh_token: refreshToken } = lastTokens();
+      const { access_token: access, refresh_token: refreshToken } = lastTokens(env);
       const before = env.tap.exchanges.length;
       await session.tui.submit('/logout');
       await session.tui.waitFor(/Successfully logged out/);
-      const revocations = exchangesTo('POST', '/oauth/revoke', before);
+      const revocations = exchangesTo(env, 'POST', '/oauth/revoke', before);
       expect(revocations.map((exchange) => [Object.fromEntries(new URLSearchParams(exchange.body)), exchange.status])).toEqual([
         [{ token: access }, 200],
         [{ token: refreshToken, token_type_hint: 'refresh_token' }, 200],
@@ -222,8 +149,8 @@ describe(book.title, () => {
     });
 
     cell(S.removed, async () => {
-      session = await startClaude();
-      await signIn(session, BOB);
+      session = await startClaude(env);
+      await signIn(env, session, BOB);
       env.stubs.anthropic.script({ text: 'Hello Bob.' });
       await session.tui.submit('Say hi');
       await session.tui.waitFor(/Hello Bob\./);
@@ -232,8 +159,8 @@ describe(book.title, () => {
       await session.tui.submit('Say hi again');
       const screen = await session.tui.waitFor(/Please run \/login · API Error: 401 Your sign-in has expired or was revoked/);
       expect(screen).not.toContain('Hello Bob.\n\n❯ Say hi again\n\n● Hello');
-      expect(exchangesTo('POST', '/oauth/token', before).map((exchange) => [exchange.status, JSON.parse(exchange.response).error])).toEqual([[401, 'invalid_grant']]);
-      const refused = exchangesTo('POST', '/first/v1/messages', before);
+      expect(exchangesTo(env, 'POST', '/oauth/token', before).map((exchange) => [exchange.status, JSON.parse(exchange.response).error])).toEqual([[401, 'invalid_grant']]);
+      const refused = exchangesTo(env, 'POST', '/first/v1/messages', before);
       expect(refused.map((exchange) => [exchange.status, exchange.responseHeaders['x-should-retry']])).toEqual([[401, 'false']]);
       expect(env.gateway.logs).toContainEqual(expect.objectContaining({ msg: 'audit', type: 'session_revoked', sub: BOB.sub, reason: 'idp_refused' }));
       await session.tui.close();
@@ -249,7 +176,7 @@ describe(book.title, () => {
       expect((await login).code).toBe(0);
       const token = (await runHelper(helper, ['token', env.url], trustCa)).stdout.trim();
 
-      const { home, cwd } = claudeHome();
+      const { home, cwd } = claudeHome(env);
       mkdirSync(join(home, '.claude'), { recursive: true });
       // docs/sign-in.md, "Claude Code on a public URL", as written (the helper in ~/.local/bin).
       mkdirSync(join(home, '.local', 'bin'), { recursive: true });
@@ -272,12 +199,12 @@ describe(book.title, () => {
         timeoutMs: 60_000,
       });
       expect(run.result?.result).toBe('Hello from the helper run.');
-      const turn = exchangesTo('POST', '/first/v1/messages', before);
+      const turn = exchangesTo(env, 'POST', '/first/v1/messages', before);
       expect(turn.map((exchange) => [exchange.status, exchange.headers.authorization, exchange.headers['x-api-key']])).toEqual([[200, `Bearer ${token}`, token]]);
       // Model discovery: Claude Code 2.1.332 sends the helper's output in both headers here too.
       // (The helper, asked again within a minute of the `token` above, first checks its token with
       // the same free request, under its own user agent.)
-      const lists = exchangesTo('GET', '/first/v1/models', before);
+      const lists = exchangesTo(env, 'GET', '/first/v1/models', before);
       const byHelper = (exchange: TapExchange) => exchange.headers['user-agent']?.startsWith('gateway-login/') === true;
       expect(lists.filter((exchange) => !byHelper(exchange)).map((exchange) => [exchange.status, exchange.headers.authorization, exchange.headers['x-api-key']])).toEqual([[200, `Bearer ${token}`, token]]);
       expect(lists.filter(byHelper).map((exchange) => [exchange.status, exchange.headers.authorization])).toEqual([[200, `Bearer ${token}`]]);

@@ -20,6 +20,21 @@ export const CLAUDE_SIGN_IN = {
     'Sign-in: /usage shows the person\'s spend from GET /first/api/oauth/usage',
     'Signed in, /usage asks GET /first/api/oauth/usage with the session\'s bearer. Alice has no cap: the gateway answers no limits and her spend in cents for the UTC day, week and month (no-store), and Claude Code shows them as "Spend (UTC) $… today · $… this week · $… this month" beside the session\'s cost.',
   ),
+  capWarning: row(
+    'sign-in-cap-warning',
+    'Sign-in: a person past 75 % of a spend cap: Claude Code warns',
+    'A gateway with a $5.00 daily cap for everyone (identity.caps.default); Alice signs in with /login. Her first turn is metered at $4.12 (the route\'s table price, $2 per million input tokens, for what the scripted upstream reports): its answer says status allowed and Claude Code shows nothing. Her second turn\'s answer carries anthropic-ratelimit-unified-status allowed_warning, utilization 0.82, surpassed threshold 0.75, and Claude Code shows its spend-limit warning with the reset.',
+  ),
+  capUsage: row(
+    'sign-in-cap-usage',
+    'Sign-in: /usage shows the dollars spent against the person\'s cap',
+    'The same person: GET /first/api/oauth/usage answers her binding cap (used_credits and monthly_limit in cents, the percent, one limits row, active, with its reset), and Claude Code\'s Spend limit bar shows the percent used and "$4.12 / $5.00 spent today", the amounts as Claude Code writes them (two decimals unless all are whole dollars).',
+  ),
+  capRefused: row(
+    'sign-in-cap-refused',
+    'Sign-in: a person over a spend cap: the turn is refused with the reset time, nothing goes upstream',
+    'A third turn takes her past $5.00; the next is refused before any upstream: 429 billing_error, x-should-retry false, anthropic-ratelimit-unified-status rejected, and Claude Code shows the gateway\'s message (the daily cap, when it resets, whom to ask) and does not retry.',
+  ),
   logout: row('sign-in-logout', 'Sign-in: /logout revokes both tokens; the old token is refused at once', 'Claude Code posts the access token, then the refresh token, to the revocation endpoint; the gateway then answers the old access token 401 authentication_error with x-should-retry: false, and the refresh token invalid_grant.'),
   removed: row('sign-in-removed', 'Sign-in: a person removed at the IdP is asked to sign in again at the next refresh', 'Bob signs in with /login; he is removed at the IdP; at his next turn Claude Code refreshes, the gateway asks the IdP, answers 401 invalid_grant and ends the session; the turn\'s request is refused 401 (x-should-retry: false) and Claude Code says "Please run /login".'),
   helper: row(

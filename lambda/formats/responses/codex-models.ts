@@ -1,7 +1,7 @@
 /**
  * Codex's model catalog shape (`GET <base_url>/models?client_version=…` → `{"models": [ModelInfo…]}`),
  * which Codex reads from a custom provider when the provider's credential comes from an `auth`
- * command (docs/sign-in.md, "Codex's model catalog"). The fields are those Codex 0.171.0 cannot
+ * command (docs/sign-in-reference.md, "Codex's model catalog"). The fields are those Codex 0.171.0 cannot
  * do without (checked with the real binary: an entry lacking any one of them makes Codex drop the
  * whole answer and keep its built-in catalog), plus the few that make it send the request shape
  * the gateway serves for every upstream: the classic Responses shape (not "responses lite"),

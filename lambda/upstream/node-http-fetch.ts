@@ -41,19 +41,6 @@ export const nodeHttpFetch: typeof fetch = (input, init = {}) =>
     });
   });
 
-/**
- * A call whose whole answer is wanted at once (AWS's JSON APIs: two per metered request on
- * Lambda): the status and the body as text, read straight from node:http, without the headers
- * object, the Response and the web stream `nodeHttpFetch` builds for the relay.
- */
-export function nodeHttpText(url: string, init: { method: string; headers: Record<string, string>; body: string }): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    send(url, init.method, init.headers, init.body, undefined, reject, (response) => {
-      wholeBody(response).then((bytes) => resolve({ status: response.statusCode ?? 502, text: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8') }), reject);
-    });
-  });
-}
-
 function send(input: string, method: string, given: Record<string, string> | undefined, body: string | Uint8Array, signal: AbortSignal | undefined, fail: (error: Error) => void, answered: (response: Http.IncomingMessage) => void): void {
   const target = targetOf(input);
   // A known length lets node:http send head and body in one write (and no chunked upload).

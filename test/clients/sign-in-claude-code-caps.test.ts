@@ -26,10 +26,15 @@ const BIG_TURN_TOKENS = 2_060_000;
 let env: SignInEnvironment;
 let session: ClaudeSession | undefined;
 
+/** The cells take a few minutes and the cap is per UTC day: a run that would cross midnight starts after it. */
+const MIDNIGHT_MARGIN_MS = 5 * 60_000;
+
 beforeAll(async () => {
   assertIsolated();
+  const untilMidnight = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + 1) - Date.now();
+  if (untilMidnight < MIDNIGHT_MARGIN_MS) await new Promise((resolve) => setTimeout(resolve, untilMidnight + 1_000));
   env = await startSignInEnvironment('claude-sign-in-caps', { caps: { default: { daily: DAILY_CAP_USD } } }, { https: true });
-}, 90_000);
+}, 90_000 + MIDNIGHT_MARGIN_MS);
 
 afterAll(async () => {
   await session?.tui.close();

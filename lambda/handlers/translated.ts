@@ -60,12 +60,12 @@ export async function translatedAttempt(state: RequestState, deps: GatewayDeps, 
   if (upstream.type !== 'simulator') state.modelAccepted = true;
 
   // Without a fallback nothing is peeked: node:http's body is read directly (no web stream).
-  let source = bodyReaderOf(response) as ChunkReader;
+  let source: ChunkReader;
   if (canRetry) {
     const peeked = await streamOrRetry(response.body as ReadableStream<Uint8Array>, abort, deps.settings.firstByteTimeoutMs);
     if ('retry' in peeked) return peeked;
     source = peeked.stream.getReader();
-  }
+  } else source = bodyReaderOf(response) as ChunkReader;
 
   const translator = new StreamTranslator(state.family, format, { model: state.model as string, tools: translated.ir.tools, request: translated.ir });
   const recordUsage = () => {

@@ -5,7 +5,7 @@ import { startDynamoCallLog, type DynamoCallLog } from '../support/dynamo-call-l
 import { startTestIdp, type TestIdp } from '../support/oidc-idp.ts';
 import { ALICE, BOB, messagesWith } from '../support/sign-in-gateway.ts';
 import { ScriptedBrowser, signIn } from '../support/sign-in.ts';
-import { startFunctionSecrets, startRealRuntime, type RealRuntime } from './real-runtime.ts';
+import { startFunctionSecrets, startSignInRuntime, type RealRuntime } from './real-runtime.ts';
 
 /**
  * What one model request asks of DynamoDB on the Lambda path, counted on the wire between the
@@ -16,39 +16,24 @@ import { startFunctionSecrets, startRealRuntime, type RealRuntime } from './real
  */
 let idp: TestIdp;
 let secrets: AwsJsonFake;
-let runtime: RealRuntime;
+let runtime: RealRuntime & { https: string };
 let log: DynamoCallLog;
 const bearers = new Map<string, string>();
 
 beforeAll(async () => {
   idp = await startTestIdp({ users: [ALICE, BOB] });
   secrets = await startFunctionSecrets({ tokenKey: newTokenKey(), IDP_CLIENT_SECRET: idp.clientSecret });
-  runtime = await startRealRuntime({
-    routing: {
-      upstreams: { sim: { type: 'simulator' } },
-      routes: [{ model: '*', upstream: 'sim' }],
-      identity: {
-        issuer: idp.issuer,
-        clientId: idp.clientId,
-        clientSecretEnv: 'IDP_CLIENT_SECRET',
-        // Alice (engineering) shares a pool with her group; Bob (contractors) has caps only.
-        caps: { default: { daily: 50, weekly: 150, monthly: 500 }, pools: { [ALICE.groups[0] as string]: { monthly: 1000 } } },
-      },
-    },
-    timeoutMs: 10_000,
-    environment: { GATEWAY_IDENTITY_SECRET: 'gateway/identity', AWS_ENDPOINT_URL_SECRETSMANAGER: secrets.url },
+  // Alice (engineering) shares a pool with her group; Bob (contractors) has caps only.
+  runtime = await startSignInRuntime(idp, secrets, { caps: { default: { daily: 50, weekly: 150, monthly: 500 }, pools: { [ALICE.groups[0] as string]: { monthly: 1000 } } } }, {
     dynamoEndpoint: async (endpoint) => (log = await startDynamoCallLog(endpoint)).url,
   });
-  // The Function URL's origin is https (AWS's domain); the front serves it over loopback http.
-  const https = runtime.url.replace('http:', 'https:');
-  await idp.allowRedirect(`${https}/oauth/callback`);
   const plain = mintKey({ name: 'plain' });
   const limited = mintKey({ name: 'limited', limits: { requestsPerMinute: 1000, microUsdPerDay: 50_000_000 } });
   await runtime.putKey(plain.record);
   await runtime.putKey(limited.record);
   bearers.set('key', plain.key);
   bearers.set('limited key', limited.key);
-  for (const user of [ALICE, BOB]) bearers.set(user.sub, (await signIn(runtime.url, user, new ScriptedBrowser((target) => target.replace(https, runtime.url)))).access_token as string);
+  for (const user of [ALICE, BOB]) bearers.set(user.sub, (await signIn(runtime.url, user, new ScriptedBrowser((target) => target.replace(runtime.https, runtime.url)))).access_token as string);
 }, 120_000);
 
 afterAll(async () => {

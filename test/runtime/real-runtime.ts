@@ -8,6 +8,7 @@ import { ensureIdentityTable, ensureKeyTable, ensureStatsTable, ensureUsageTable
 import { DEFAULT_PACED_MODEL } from '../../bin/local/smoke-delivery.ts';
 import { CONFIG_FILE_NAME, configFileCommands } from '../../lib/constructs/config-file.ts';
 import { startAwsJsonFake, type AwsJsonFake } from '../support/aws-json-fake.ts';
+import type { TestIdp } from '../support/oidc-idp.ts';
 import { builtRicEntry } from './build-ric.ts';
 import { startFunctionUrlFront } from './function-url-front.ts';
 import { startLambdaEnvironment, type LambdaEnvironment, type LambdaEnvironmentOptions } from './lambda-environment.ts';
@@ -143,4 +144,26 @@ export async function startRealRuntime(options: RealRuntimeOptions): Promise<Rea
 function writeConfigFile(routing: unknown, taskRoot: string): { GATEWAY_CONFIG_FILE: string } {
   for (const command of configFileCommands(routing, taskRoot)) execFileSync('bash', ['-c', command], { stdio: ['ignore', 'ignore', 'inherit'] });
   return { GATEWAY_CONFIG_FILE: CONFIG_FILE_NAME };
+}
+
+/**
+ * The runtime with sign-in against `idp`: simulators for every model, the identity config given
+ * (`identity`, besides the IdP's issuer and client), its secret (`IDP_CLIENT_SECRET` and the rest)
+ * read from `secrets`, and the IdP allowing the gateway's callback. The Function URL's origin is
+ * https (AWS's domain) while the front serves it over loopback http: `https` is that origin.
+ */
+export async function startSignInRuntime(idp: TestIdp, secrets: AwsJsonFake, identity: Record<string, unknown>, options: Pick<RealRuntimeOptions, 'dynamoEndpoint'> = {}): Promise<RealRuntime & { https: string }> {
+  const runtime = await startRealRuntime({
+    routing: {
+      upstreams: { sim: { type: 'simulator' } },
+      routes: [{ model: '*', upstream: 'sim' }],
+      identity: { issuer: idp.issuer, clientId: idp.clientId, clientSecretEnv: 'IDP_CLIENT_SECRET', ...identity },
+    },
+    timeoutMs: 10_000,
+    environment: { GATEWAY_IDENTITY_SECRET: 'gateway/identity', AWS_ENDPOINT_URL_SECRETSMANAGER: secrets.url },
+    ...options,
+  });
+  const https = runtime.url.replace('http:', 'https:');
+  await idp.allowRedirect(`${https}/oauth/callback`);
+  return Object.assign(runtime, { https });
 }

@@ -5,7 +5,7 @@ import { startTestIdp, type TestIdp } from '../support/oidc-idp.ts';
 import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver.ts';
 import { messagesWith, ALICE } from '../support/sign-in-gateway.ts';
 import { approveInBrowser, poll, refresh, revoke, ScriptedBrowser } from '../support/sign-in.ts';
-import { startFunctionSecrets, startRealRuntime, type RealRuntime } from './real-runtime.ts';
+import { startFunctionSecrets, startSignInRuntime, type RealRuntime } from './real-runtime.ts';
 
 /**
  * Sign-in on the Lambda path: the production bundle under the real runtime interface client,
@@ -27,25 +27,13 @@ beforeAll(async () => {
   // An OTLP/HTTP collector on loopback; its header comes from a member of the identity secret.
   collector = await startOtlpReceiver();
   secrets = await startFunctionSecrets({ tokenKey, IDP_CLIENT_SECRET: idp.clientSecret, OTLP_HEADERS: 'x-collector-key=from-the-secret' });
-  runtime = await startRealRuntime({
-    routing: {
-      upstreams: { sim: { type: 'simulator' } },
-      routes: [{ model: '*', upstream: 'sim' }],
-      identity: {
-        issuer: idp.issuer,
-        clientId: idp.clientId,
-        clientSecretEnv: 'IDP_CLIENT_SECRET',
-        authorizationParams: { prompt: 'consent' },
-        policies: [{ models: ['claude-*'], managedSettings: SETTINGS }],
-        // A pool makes every request of Alice's read the group rollups from the stats table.
-        caps: { default: { daily: 50 }, pools: { [ALICE.groups[0] as string]: { monthly: 1000 } } },
-        otlp: { endpoint: collector.url, headersEnv: 'OTLP_HEADERS' },
-      },
-    },
-    timeoutMs: 10_000,
-    environment: { GATEWAY_IDENTITY_SECRET: 'gateway/identity', AWS_ENDPOINT_URL_SECRETSMANAGER: secrets.url },
+  runtime = await startSignInRuntime(idp, secrets, {
+    authorizationParams: { prompt: 'consent' },
+    policies: [{ models: ['claude-*'], managedSettings: SETTINGS }],
+    // A pool makes every request of Alice's read the group rollups from the stats table.
+    caps: { default: { daily: 50 }, pools: { [ALICE.groups[0] as string]: { monthly: 1000 } } },
+    otlp: { endpoint: collector.url, headersEnv: 'OTLP_HEADERS' },
   });
-  await idp.allowRedirect(`${runtime.url.replace('http:', 'https:')}/oauth/callback`);
 }, 90_000);
 
 afterAll(async () => {

@@ -8,11 +8,10 @@ import type { IdentityConfig } from './config/identity-schema.ts';
 import { createRouter, parseRoutingConfig } from './config/routing.ts';
 import { settingsFromEnv } from './config/settings.ts';
 import { createGateway } from './gateway.ts';
-import { warmHttpClient } from './http-client-warm-up.ts';
 import type { IdentityDoor } from './identity/index.ts';
 import { acceptRestEvents } from './runtime-event.ts';
 import { EnvCredentials, SecretsManagerCredentials } from './upstream/credentials.ts';
-import { nodeHttpFetch } from './upstream/node-http-fetch.ts';
+import { upstreamFetch } from './upstream/upstream-fetch.ts';
 import { UpstreamHealth } from './upstream/upstream-health.ts';
 import { createPriceBook } from './usage/prices.ts';
 import { PoolSpendCache } from './usage/group-pools.ts';
@@ -97,7 +96,7 @@ const gateway = createGateway({
   ...(poolSpend ? { poolSpend } : {}),
   settings,
   log,
-  fetch: nodeHttpFetch,
+  fetch: upstreamFetch,
   ...(identity ? { identity } : {}),
   admin: adminDoor(),
 });
@@ -138,7 +137,7 @@ function identityDoor(config: IdentityConfig, tableName: string): IdentityDoor {
         log,
         cacheSeconds: settings.sessionCacheSeconds,
         ...(usage ? { spend: { days: (account: string, from: string) => usage.days(account, from), ...(poolSpend ? { pools: poolSpend } : {}) } } : {}),
-        fetch: nodeHttpFetch,
+        fetch: upstreamFetch,
       });
     }));
   return {
@@ -182,8 +181,7 @@ function adminDoor(): AdminDoor {
  * Lambda runs an on-demand environment's Init at a full vCPU whatever the memory size, and its
  * invocations at the size's share (docs/performance.md, "Lambda memory sizes"). The first
  * request would otherwise open the TLS connections to Secrets Manager and DynamoDB, read the
- * secret and make the process's first node:http request (http-client-warm-up.ts) at that share
- * (at 512 MB, 29 % of a vCPU); here they cost a fraction of it. Bounded and
+ * secret at that share (at 512 MB, 29 % of a vCPU); here they cost a fraction of it. Bounded and
  * never fatal: a request reads again whatever this did not finish.
  */
 const INIT_WARM_UP_MS = 2_000;
@@ -192,7 +190,7 @@ const WARM_UP_KEY_HASH = 'init-warm-up';
 
 async function warmUp(): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const work = Promise.allSettled([credentials.prefetch(), keys.get(WARM_UP_KEY_HASH), warmHttpClient()]).then(() => true);
+  const work = Promise.allSettled([credentials.prefetch(), keys.get(WARM_UP_KEY_HASH)]).then(() => true);
   const finished = await Promise.race([work, new Promise<boolean>((resolve) => (timer = setTimeout(resolve, INIT_WARM_UP_MS, false)))]);
   clearTimeout(timer);
   // A read still under way would be frozen with the environment (provisioned concurrency) and

@@ -7,7 +7,7 @@ import { DEFAULT_SETTINGS, type Settings } from '../../lambda/config/settings.ts
 import { createGateway } from '../../lambda/gateway.ts';
 import type { GatewayDeps } from '../../lambda/deps.ts';
 import { EnvCredentials, type CredentialSource } from '../../lambda/upstream/credentials.ts';
-import { nodeHttpFetch } from '../../lambda/upstream/node-http-fetch.ts';
+import { upstreamFetch } from '../../lambda/upstream/upstream-fetch.ts';
 import { UpstreamHealth, type HealthOptions } from '../../lambda/upstream/upstream-health.ts';
 import { ensureIdentityTable, ensureKeyTable, ensureStatsTable, ensureUsageTable, localDynamo, startEmbeddedStore, type EmbeddedStore } from '../../bin/local/embedded-store.ts';
 import { createAdminDoor } from '../../lambda/admin/index.ts';
@@ -117,7 +117,7 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
         cacheSeconds: settings.sessionCacheSeconds,
         ...(options.identity?.now ? { now: options.identity.now } : {}),
         spend: { days: (account: string, from: string) => recorder.days(account, from), pools: poolSpend },
-        fetch: options.fetch ?? nodeHttpFetch,
+        fetch: options.fetch ?? upstreamFetch,
         completions: { console: consoleCompletion(new ConsoleSessions(new IdentityTable(storeInfo.identityTable, dynamo))) },
       })
     : undefined;
@@ -150,7 +150,7 @@ export async function startGateway(options: HarnessOptions): Promise<Harness> {
     settings,
     log,
     // The production upstream client, so tests exercise what deploys.
-    fetch: options.fetch ?? nodeHttpFetch,
+    fetch: options.fetch ?? upstreamFetch,
     ...(identity ? { identity } : {}),
     admin,
   };

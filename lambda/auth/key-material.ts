@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 /**
  * Issued API keys: `gwk_<secret>.<claims>.<check>`.
@@ -58,9 +58,13 @@ export function looksLikeRefreshToken(candidate: string): boolean {
   return REFRESH_TOKEN.test(candidate);
 }
 
-/** Hex SHA-256 of a high-entropy secret (key, token, code): what the tables store and key items by. */
+/**
+ * Hex SHA-256 of a high-entropy secret (key, token, code): what the tables store and key items by.
+ * One-shot `hash` rather than a createHash object: half the cost, and every request hashes its key
+ * (twice on npm start: the preflight, then the handler).
+ */
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
+  return hash('sha256', secret, 'hex');
 }
 
 /** Hex SHA-256 of the key: the table's partition key. */
@@ -77,5 +81,5 @@ function isClaimsShaped(candidate: string, secret: RegExp): boolean {
 }
 
 function check(body: string): string {
-  return createHash('sha256').update(body).digest('base64url').slice(0, 8);
+  return hash('sha256', body, 'base64url').slice(0, 8);
 }

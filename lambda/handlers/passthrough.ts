@@ -12,8 +12,8 @@ import type { RequestState } from '../request-state.ts';
 import { streamOrRetry } from '../upstream/first-chunk.ts';
 import { clientResponseHeaders } from '../upstream/headers.ts';
 import type { Operation } from '../upstream/providers.ts';
-import { bodyReaderOf } from '../upstream/light-response.ts';
-import { bytesStream, PassthroughProcessor, readBody, relayStream } from '../upstream/relay.ts';
+import { bodyReaderOf, readBody } from '../upstream/light-response.ts';
+import { bytesStream, PassthroughProcessor, relayStream } from '../upstream/relay.ts';
 import { requestAbort, type RequestAbort } from '../upstream/request-abort.ts';
 import { simulate } from '../upstream/simulator/simulator.ts';
 import { droppedHeader, type AttemptOutcome } from './attempt.ts';
@@ -70,7 +70,7 @@ export async function passthroughAttempt(
   // The simulator answers any name; a real upstream's success says the model exists.
   if (response.ok && upstream.type !== 'simulator') state.modelAccepted = true;
   const eventStream = response.headers.get('content-type')?.startsWith('text/event-stream') === true;
-  // Without a fallback nothing is peeked: the relay reads node:http's body directly (no web stream).
+  // Without a fallback nothing is peeked: the relay reads the upstream client's body directly (no web stream).
   const source = response.ok && eventStream ? (canRetry ? response.body : bodyReaderOf(response)) : null;
   if (source) {
     let relayed = source;

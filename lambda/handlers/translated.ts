@@ -8,8 +8,8 @@ import { streamOrRetry } from '../upstream/first-chunk.ts';
 import type { RequestAbort } from '../upstream/request-abort.ts';
 import { clientResponseHeaders } from '../upstream/headers.ts';
 import { upstreamFormat } from '../upstream/providers.ts';
-import { bodyReaderOf, hasBody } from '../upstream/light-response.ts';
-import { readBody, relayStream, type ChunkReader, type StreamProcessor } from '../upstream/relay.ts';
+import { bodyReaderOf, hasBody, readBody } from '../upstream/light-response.ts';
+import { relayStream, type ChunkReader, type StreamProcessor } from '../upstream/relay.ts';
 import { droppedHeader, type AttemptOutcome } from './attempt.ts';
 import { incompleteBodyError, relayHooks, retryableError, retryableStatus, sendToUpstream } from './upstream-exchange.ts';
 
@@ -59,7 +59,7 @@ export async function translatedAttempt(state: RequestState, deps: GatewayDeps, 
   // The simulator answers any name; a real upstream's success says the model exists.
   if (upstream.type !== 'simulator') state.modelAccepted = true;
 
-  // Without a fallback nothing is peeked: node:http's body is read directly (no web stream).
+  // Without a fallback nothing is peeked: the upstream client's body is read directly (no web stream).
   let source: ChunkReader;
   if (canRetry) {
     const peeked = await streamOrRetry(response.body as ReadableStream<Uint8Array>, abort, deps.settings.firstByteTimeoutMs);

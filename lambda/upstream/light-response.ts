@@ -118,7 +118,11 @@ export class LightResponse {
     return JSON.parse(await this.text());
   }
 
-  /** The whole body; a second read fails, as with fetch. */
+  /** The whole body as received (arrayBuffer() must copy it); a second read fails, as with fetch. */
+  bytes(): Promise<Uint8Array> {
+    return this.#bytes();
+  }
+
   async #bytes(): Promise<Uint8Array> {
     if (this.#used) throw new TypeError('Body is unusable: Body has already been read');
     this.#used = true;
@@ -153,4 +157,11 @@ export function bodyReaderOf(response: Response): ChunkReader | null {
 /** Whether a response has a body, without making the web stream of the gateway's own client. */
 export function hasBody(response: Response): boolean {
   return response instanceof LightResponse ? response.hasBody : response.body !== null;
+}
+
+/** Reads a whole (non-streamed) body; used for JSON replies and upstream errors. */
+export async function readBody(source: Response): Promise<Uint8Array> {
+  // The gateway's own client hands its bytes over as they are.
+  if (source instanceof LightResponse) return source.bytes();
+  return new Uint8Array(await source.arrayBuffer());
 }

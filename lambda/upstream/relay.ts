@@ -44,8 +44,8 @@ const encoder = new TextEncoder();
 export const RELAY_FAULT_MESSAGE = 'The gateway failed while relaying the stream.';
 
 /**
- * What the relay reads upstream chunks from: a web stream's reader, or the upstream client's own
- * reader of node:http's body (`bodyReaderOf`, light-response.ts), with no web stream in between.
+ * What the relay reads upstream chunks from: a web stream's reader, or the upstream client's
+ * exchange itself (`bodyReaderOf`, light-response.ts; http1/exchange.ts), with no web stream in between.
  */
 export type ChunkReader = Pick<ReadableStreamDefaultReader<Uint8Array>, 'read' | 'cancel'>;
 
@@ -266,11 +266,6 @@ export class PassthroughProcessor implements StreamProcessor {
   get finished(): boolean {
     return this.#observer.finished;
   }
-}
-
-/** Reads a whole (non-streamed) body; used for JSON replies and upstream errors. */
-export async function readBody(source: Response): Promise<Uint8Array> {
-  return new Uint8Array(await source.arrayBuffer());
 }
 
 /** A one-chunk stream of bytes already in memory. */

@@ -4,54 +4,21 @@ import tls from 'node:tls';
 import { startLoopbackTls } from '../../../bench/lambda/loopback-tls.ts';
 import { awsJsonCall } from '../../../lambda/aws/aws-json.ts';
 import { closeIdleSockets, MAX_SOCKETS, postForText } from '../../../lambda/aws/kept-alive-post.ts';
-import { listen } from '../../support/gateway-harness.ts';
-
-/** A real node:http server that counts its connections and the requests it read, answering with `answer`. */
-async function startServer(answer: (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void) {
-  const seen = { connections: 0, requests: [] as string[], open: 0, mostOpen: 0 };
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
-    req.on('end', () => {
-      seen.requests.push(body);
-      answer(req, res, body);
-    });
-  });
-  server.on('connection', (socket) => {
-    seen.connections++;
-    seen.mostOpen = Math.max(seen.mostOpen, ++seen.open);
-    socket.on('close', () => seen.open--);
-  });
-  const url = `${await listen(server)}/`;
-  return { url, seen, server, close: () => (server.closeAllConnections(), new Promise((resolve) => server.close(resolve))) };
-}
-
-/** A raw TCP server, for what node:http would never send: resets, truncations, stray bytes. */
-async function startRawServer(onRequest: (socket: net.Socket, index: number) => void) {
-  let requests = 0;
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((socket) => {
-    sockets.add(socket);
-    socket.on('error', () => {});
-    socket.on('data', (chunk) => {
-      if (chunk.includes('\r\n\r\n')) onRequest(socket, requests++);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/`;
-  return { url, requests: () => requests, close: () => (sockets.forEach((socket) => socket.destroy()), new Promise((resolve) => server.close(resolve))) };
-}
+import { closeTestServers, startCountingServer as startServer, startRawServer } from '../../support/test-http-servers.ts';
 
 const json = (res: http.ServerResponse, payload: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
 const ok = (text: string) => `HTTP/1.1 200 OK\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`;
 const credentials = async () => ({ accessKeyId: 'AKIDTEST', secretAccessKey: 'secret' });
 const service = (endpoint: string) => ({ service: 'dynamodb', targetPrefix: 'DynamoDB_20120810', jsonVersion: '1.0', region: 'us-east-1', endpoint, credentials });
 
-afterEach(() => closeIdleSockets());
+afterEach(async () => {
+  closeIdleSockets();
+  await closeTestServers();
+});
 
 describe('postForText', () => {
   test('many calls in sequence ride one socket; the body, its length and the headers arrive as sent', async () => {
-    const server = await startServer((req, res, body) => json(res, { echo: body, target: req.headers['x-amz-target'], host: req.headers.host }));
+    const server = await startServer((req, res, body) => json(res, { echo: body.toString(), target: req.headers['x-amz-target'], host: req.headers.host }));
     for (let i = 0; i < 20; i++) {
       const answer = await postForText(server.url, { 'x-amz-target': `T.${i}` }, JSON.stringify({ i, text: 'é€' }));
       expect(answer.status).toBe(200);
@@ -62,7 +29,7 @@ describe('postForText', () => {
   });
 
   test('concurrent calls: every one answered, on at most MAX_SOCKETS sockets', async () => {
-    const server = await startServer((_req, res, body) => setTimeout(() => json(res, { body }), 20));
+    const server = await startServer((_req, res, body) => setTimeout(() => json(res, { body: body.toString() }), 20));
     const calls = Array.from({ length: MAX_SOCKETS * 3 }, (_, i) => postForText(server.url, {}, String(i)));
     const answers = await Promise.all(calls);
     expect(answers.map((answer) => JSON.parse(answer.text).body)).toEqual(calls.map((_, i) => String(i)));
@@ -74,7 +41,8 @@ describe('postForText', () => {
   test('an idle socket the server closed is not used again: the next call opens another', async () => {
     const server = await startServer((_req, res) => json(res, {}));
     await postForText(server.url, {}, 'a');
-    server.server.closeIdleConnections();
+    server.closeIdleConnections();
+    // Time for the client's side to read the close (before it, any client would write into it: node:http too).
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect((await postForText(server.url, {}, 'b')).status).toBe(200);
     expect(server.seen.connections).toBe(2);
@@ -140,7 +108,7 @@ describe('postForText', () => {
   });
 
   test('a slow answer is waited for, and does not hold up a call on another socket', async () => {
-    const server = await startServer((_req, res, body) => setTimeout(() => json(res, { body }), body === 'slow' ? 400 : 0));
+    const server = await startServer((_req, res, body) => setTimeout(() => json(res, { body: body.toString() }), body.toString() === 'slow' ? 400 : 0));
     const order: string[] = [];
     const slow = postForText(server.url, {}, 'slow').then(() => order.push('slow'));
     const fast = postForText(server.url, {}, 'fast').then(() => order.push('fast'));
@@ -158,7 +126,7 @@ describe('postForText', () => {
 
   test('over TLS: a certificate checked, one socket for many calls', async () => {
     const front = await startLoopbackTls();
-    const server = await startServer((_req, res, body) => json(res, { body }));
+    const server = await startServer((_req, res, body) => json(res, { body: body.toString() }));
     const saved = tls.getCACertificates('default');
     try {
       const secure = `${await front.front(server.url.replace(/\/$/, ''))}/`;

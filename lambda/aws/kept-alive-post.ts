@@ -18,9 +18,7 @@ const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
 const pool = new ConnectionPool({ maxSockets: MAX_SOCKETS, maxIdle: MAX_SOCKETS });
 
 export async function postForText(url: string, headers: Record<string, string>, body: string): Promise<TextAnswer> {
-  const exchange = pool.send(url, 'POST', headers, body);
-  const head = await exchange.head;
-  const bytes = await exchange.collect(MAX_ANSWER_BYTES);
+  const { head, body: bytes } = await pool.send(url, 'POST', headers, body).whole(MAX_ANSWER_BYTES);
   return { status: head.status, text: bytes.toString('utf8') };
 }
 

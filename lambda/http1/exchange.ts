@@ -26,9 +26,12 @@ type ReadResult = Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>['re
  */
 export class Exchange {
   #request: string | Buffer | undefined;
-  readonly head: Promise<AnswerHead>;
-  #resolveHead!: (head: AnswerHead) => void;
-  #rejectHead!: (error: Error) => void;
+  #headWaiter: { resolve(head: AnswerHead): void; reject(error: Error): void } | undefined;
+  /** Set by `whole`: called once the exchange settles. */
+  #wholeWaiter: (() => void) | undefined;
+  /** Unread body past which the socket is paused (streamed) or the answer refused (whole). */
+  #highWater = HIGH_WATER_BYTES;
+  #refuseAbove = Infinity;
   #carrier: Carrier | undefined;
   #received: Buffer | undefined;
   #answerHead: AnswerHead | undefined;
@@ -43,12 +46,38 @@ export class Exchange {
 
   constructor(request: string | Buffer) {
     this.#request = request;
-    this.head = new Promise((resolve, reject) => {
-      this.#resolveHead = resolve;
-      this.#rejectHead = reject;
+  }
+
+  /** The answer's head once it has arrived (made on demand: an AWS call waits only for `whole`). */
+  head(): Promise<AnswerHead> {
+    if (this.#answerHead !== undefined) return Promise.resolve(this.#answerHead);
+    if (this.#error !== undefined) return Promise.reject(this.#error);
+    return new Promise((resolve, reject) => (this.#headWaiter = { resolve, reject }));
+  }
+
+  /**
+   * The head and the whole body once the answer is complete, refused past `maxBytes`: one
+   * callback when the exchange settles, not a read per piece (the AWS calls, non-streamed answers).
+   */
+  whole(maxBytes: number): Promise<{ head: AnswerHead; body: Buffer }> {
+    this.#refuseAbove = maxBytes;
+    this.#highWater = Infinity;
+    if (this.#paused) {
+      this.#paused = false;
+      this.#carrier?.resume();
+    }
+    if (this.#queued > maxBytes) this.#fail(new Error('The answer is too large.'));
+    return new Promise((resolve, reject) => {
+      const settle = () => {
+        if (this.#error !== undefined) return reject(this.#error);
+        const body = this.#queue.length === 1 ? (this.#queue[0] as Buffer) : Buffer.concat(this.#queue, this.#queued);
+        this.#queue = [];
+        this.#queued = 0;
+        resolve({ head: this.#answerHead as AnswerHead, body });
+      };
+      if (this.settled) settle();
+      else this.#wholeWaiter = settle;
     });
-    // Awaited by whoever sent the call; this only keeps a failure nobody awaits from being reported as unhandled.
-    this.head.catch(() => {});
   }
 
   /** Finished one way or the other: its socket is no longer its own. */
@@ -80,7 +109,8 @@ export class Exchange {
         this.#received = undefined;
         this.#answerHead = head;
         this.#framer = new BodyFramer(head);
-        this.#resolveHead(head);
+        this.#headWaiter?.resolve(head);
+        this.#headWaiter = undefined;
         bytes = buffer.subarray(head.start);
         if (this.#framer.done) return this.#complete(bytes.length === 0);
       }
@@ -126,22 +156,6 @@ export class Exchange {
     return Promise.resolve();
   }
 
-  /** The whole body, refused past `maxBytes`. */
-  async collect(maxBytes: number): Promise<Buffer> {
-    const pieces: Buffer[] = [];
-    let size = 0;
-    if ((this.#answerHead?.length ?? 0) > maxBytes) await this.cancel(new Error('The answer is too large.'));
-    for (let result = await this.read(); !result.done; result = await this.read()) {
-      size += result.value.length;
-      if (size > maxBytes) {
-        await this.cancel();
-        throw new Error('The answer is too large.');
-      }
-      pieces.push(result.value as Buffer);
-    }
-    return pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces, size);
-  }
-
   #settleRead(): Promise<ReadResult> {
     if (this.#queued > 0) {
       const value = this.#queue.length === 1 ? (this.#queue[0] as Buffer) : Buffer.concat(this.#queue, this.#queued);
@@ -160,7 +174,9 @@ export class Exchange {
   readonly #onData = (piece: Buffer): void => {
     this.#queue.push(piece);
     this.#queued += piece.length;
-    if (this.#queued > HIGH_WATER_BYTES && !this.#paused) {
+    // Thrown inside `received`, which fails the exchange.
+    if (this.#queued > this.#refuseAbove) throw new Error('The answer is too large.');
+    if (this.#queued > this.#highWater && !this.#paused) {
       this.#paused = true;
       this.#carrier?.pause();
     }
@@ -183,7 +199,8 @@ export class Exchange {
     const carrier = this.#carrier;
     this.#carrier = undefined;
     carrier?.drop();
-    this.#rejectHead(error);
+    this.#headWaiter?.reject(error);
+    this.#headWaiter = undefined;
     this.#settle();
   }
 
@@ -191,5 +208,8 @@ export class Exchange {
     this.#onSettled?.();
     this.#onSettled = undefined;
     this.#wake?.();
+    const whole = this.#wholeWaiter;
+    this.#wholeWaiter = undefined;
+    whole?.();
   }
 }

@@ -32,9 +32,9 @@ export const upstreamFetch: typeof fetch = async (input, init = {}) => {
   if (signal?.aborted) throw abortError(signal);
   const exchange = pool.send(String(input), init.method ?? 'GET', (init.headers ?? {}) as Record<string, string>, body);
   if (signal) abortOn(signal, exchange);
-  const head = await exchange.head;
+  const head = await exchange.head();
   const headers = new LightHeaders(headerPairs(head));
-  const source = NULL_BODY.has(head.status) ? null : { stream: () => webBody(exchange), reader: (): ChunkReader => exchange, bytes: () => exchange.collect(MAX_WHOLE_BYTES) };
+  const source = NULL_BODY.has(head.status) ? null : { stream: () => webBody(exchange), reader: (): ChunkReader => exchange, bytes: async () => (await exchange.whole(MAX_WHOLE_BYTES)).body };
   if (source === null) void exchange.cancel();
   return new LightResponse(source, { status: head.status, statusText: head.statusText, headers }).asResponse();
 };

@@ -200,6 +200,18 @@ describe('upstreamFetch', () => {
     await expect(readAll(readerOf(await fetchImpl(raw.url, post())))).rejects.toThrow();
   }, FEW_SECONDS);
 
+  test('a whole answer over 32 MiB is refused, not held: text() rejects and the socket is dropped; a stream of the same size reads through', async () => {
+    const piece = Buffer.alloc(1024 * 1024, 'a');
+    const server = await startServer(async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      for (let i = 0; i < 33 && !res.destroyed; i++) if (!res.write(piece)) await new Promise((resolve) => res.once('drain', resolve).once('close', resolve));
+      res.end();
+    });
+    await expect((await fetchImpl(server.url, post())).text()).rejects.toThrow(/too large/);
+    await server.seen.lastClosed;
+    expect((await readAll(readerOf(await fetchImpl(server.url, post())))).length).toBe(33 * piece.length);
+  }, 15_000);
+
   test('a malformed chunk size: the call fails (at fetch or at read), the socket dropped', async () => {
     let dropped: Promise<void> | undefined;
     const raw = await startRawServer((socket) => {

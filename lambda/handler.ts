@@ -11,7 +11,7 @@ import { createGateway } from './gateway.ts';
 import type { IdentityDoor } from './identity/index.ts';
 import { acceptRestEvents } from './runtime-event.ts';
 import { EnvCredentials, SecretsManagerCredentials } from './upstream/credentials.ts';
-import { upstreamFetch } from './upstream/upstream-fetch.ts';
+import { preconnectUpstream, upstreamFetch } from './upstream/upstream-fetch.ts';
 import { UpstreamHealth } from './upstream/upstream-health.ts';
 import { createPriceBook } from './usage/prices.ts';
 import { PoolSpendCache } from './usage/group-pools.ts';
@@ -180,17 +180,32 @@ function adminDoor(): AdminDoor {
 /**
  * Lambda runs an on-demand environment's Init at a full vCPU whatever the memory size, and its
  * invocations at the size's share (docs/performance.md, "Lambda memory sizes"). The first
- * request would otherwise open the TLS connections to Secrets Manager and DynamoDB, read the
- * secret at that share (at 512 MB, 29 % of a vCPU); here they cost a fraction of it. Bounded and
- * never fatal: a request reads again whatever this did not finish.
+ * request would otherwise open the TLS connections to Secrets Manager, DynamoDB and the
+ * upstreams and read the secret at that share (at 512 MB, 29 % of a vCPU); here they cost a
+ * fraction of it. Bounded and never fatal: a request reads again whatever this did not finish.
  */
 const INIT_WARM_UP_MS = 2_000;
 /** A key-table lookup that finds nothing (real hashes are 64 hex digits): it only opens the connection. */
 const WARM_UP_KEY_HASH = 'init-warm-up';
 
+/**
+ * The upstreams' connections (TCP and TLS handshakes, a few ms of CPU each at a full vCPU, several
+ * times that at a small size's share) opened during an on-demand Init, whose invocation follows at
+ * once. Not for provisioned concurrency or SnapStart, whose Init may come long before a request:
+ * a connection the provider closed meanwhile would fail the first request. At most 8 origins.
+ */
+function upstreamOrigins(): string[] {
+  if ((env.AWS_LAMBDA_INITIALIZATION_TYPE ?? 'on-demand') !== 'on-demand') return [];
+  const origins = new Set<string>();
+  for (const upstream of Object.values(routing.upstreams)) {
+    if (upstream.baseUrl !== undefined && upstream.type !== 'bedrock' && upstream.type !== 'simulator') origins.add(upstream.baseUrl);
+  }
+  return [...origins].slice(0, 8);
+}
+
 async function warmUp(): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const work = Promise.allSettled([credentials.prefetch(), keys.get(WARM_UP_KEY_HASH)]).then(() => true);
+  const work = Promise.allSettled([credentials.prefetch(), keys.get(WARM_UP_KEY_HASH), ...upstreamOrigins().map(preconnectUpstream)]).then(() => true);
   const finished = await Promise.race([work, new Promise<boolean>((resolve) => (timer = setTimeout(resolve, INIT_WARM_UP_MS, false)))]);
   clearTimeout(timer);
   // A read still under way would be frozen with the environment (provisioned concurrency) and

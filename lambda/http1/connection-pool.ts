@@ -72,6 +72,18 @@ export class ConnectionPool {
     return exchange;
   }
 
+  /**
+   * Opens one socket to the address's origin ahead of any call, unless it has one, and parks it
+   * idle; settles when it is connected (TLS handshake done) or has failed (it then just leaves the pool).
+   */
+  preconnect(url: string): Promise<void> {
+    const origin = this.#originOf(this.#targetOf(url));
+    if (origin.open > 0 || origin.open >= this.#limits.maxSockets) return Promise.resolve();
+    const connection = new Connection(origin, this);
+    connection.park();
+    return connection.connected;
+  }
+
   /** Every idle socket closed (tests, npm start's exit); calls in flight finish on theirs. */
   closeIdle(): void {
     for (const origin of this.#origins.values()) for (const connection of [...origin.idle]) connection.retire();
@@ -156,6 +168,8 @@ class Connection implements Carrier {
   #error: Error | undefined;
   #retired = false;
   #idleUntil = Infinity;
+  /** Settles once connected (TLS included) or closed. */
+  readonly connected: Promise<void>;
 
   constructor(origin: Origin, pool: ConnectionPool) {
     this.#origin = origin;
@@ -178,6 +192,10 @@ class Connection implements Carrier {
       exchange?.closed(this.#error);
     });
     if (origin.secure) this.#socket.on('session', (session: Buffer) => (origin.session = session));
+    this.connected = new Promise((resolve) => {
+      this.#socket.once(origin.secure ? 'secureConnect' : 'connect', () => resolve());
+      this.#socket.once('close', () => resolve());
+    });
   }
 
   usable(now: number): boolean {

@@ -39,6 +39,15 @@ export const upstreamFetch: typeof fetch = async (input, init = {}) => {
   return new LightResponse(source, { status: head.status, statusText: head.statusText, headers }).asResponse();
 };
 
+/** One connection to the address's origin opened ahead of the first call (Lambda's Init: handler.ts); never fails. */
+export function preconnectUpstream(url: string): Promise<void> {
+  try {
+    return pool.preconnect(url);
+  } catch {
+    return Promise.resolve();
+  }
+}
+
 /** Every idle upstream socket closed (tests, npm start's exit). */
 export function closeIdleUpstreamSockets(): void {
   pool.closeIdle();

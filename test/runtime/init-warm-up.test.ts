@@ -6,8 +6,8 @@ import { FUNCTION_ROLE_CREDENTIALS, startRealRuntime } from './real-runtime.ts';
 
 /**
  * lambda/handler.ts warms up during Lambda's Init (which an on-demand environment runs at a full
- * vCPU): it reads the upstream secret and opens the DynamoDB connection before the runtime asks
- * for the first invocation, bounded to 2 s and never fatal.
+ * vCPU): it reads the upstream secret and opens the DynamoDB and upstream connections before the
+ * runtime asks for the first invocation, bounded to 2 s and never fatal.
  */
 let secrets: AwsJsonFake;
 let upstream: UpstreamStub;
@@ -37,18 +37,21 @@ beforeEach(() => {
 });
 
 /** A cold start through the production bundle; the secret reached through `secretsProxy`. */
-async function coldStart(secretsProxy: TcpProxy) {
+async function coldStart(secretsProxy: TcpProxy, environment: Record<string, string> = {}) {
   let initDoneAt: number | undefined;
   let dynamo: TcpProxy | undefined;
   let dynamoConnectionsAtInitDone: number | undefined;
+  let upstreamConnectionsAtInitDone: number | undefined;
+  const upstreamProxy = await startTcpProxy(upstream.url);
   const runtime = await startRealRuntime({
-    routing: { upstreams: { ant: { type: 'anthropic', baseUrl: upstream.url, apiKeyEnv: 'ANT_KEY' } }, routes: [{ model: '*', upstream: 'ant', allowUnpriced: true }] },
+    routing: { upstreams: { ant: { type: 'anthropic', baseUrl: upstreamProxy.url, apiKeyEnv: 'ANT_KEY' } }, routes: [{ model: '*', upstream: 'ant', allowUnpriced: true }] },
     timeoutMs: 15_000,
-    environment: { GATEWAY_UPSTREAM_SECRET: 'gateway/upstreams', AWS_ENDPOINT_URL_SECRETSMANAGER: secretsProxy.url },
+    environment: { GATEWAY_UPSTREAM_SECRET: 'gateway/upstreams', AWS_ENDPOINT_URL_SECRETSMANAGER: secretsProxy.url, ...environment },
     dynamoEndpoint: async (endpoint) => (dynamo = await startTcpProxy(endpoint)).url,
     onInitDone: () => {
       initDoneAt = performance.now();
       dynamoConnectionsAtInitDone = dynamo?.connections();
+      upstreamConnectionsAtInitDone = upstreamProxy.connections();
     },
   });
   try {
@@ -62,14 +65,25 @@ async function coldStart(secretsProxy: TcpProxy) {
       body: JSON.stringify({ model: 'claude-x', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] }),
     });
     const body = await response.text();
-    return { status: response.status, body, sentAt, initDoneAt, dynamoConnectionsAtInitDone, upstreamKey: upstream.requests.at(-1)?.headers['x-api-key'], stderr: runtime.lambda.stderr.join('\n') };
+    return {
+      status: response.status,
+      body,
+      sentAt,
+      initDoneAt,
+      dynamoConnectionsAtInitDone,
+      upstreamConnectionsAtInitDone,
+      upstreamConnections: upstreamProxy.connections(),
+      upstreamKey: upstream.requests.at(-1)?.headers['x-api-key'],
+      stderr: runtime.lambda.stderr.join('\n'),
+    };
   } finally {
     await runtime.close();
     await dynamo?.close();
+    await upstreamProxy.close();
   }
 }
 
-test('the secret is read and the DynamoDB connection opened during Init; the first request reads nothing again', async () => {
+test('the secret is read and the DynamoDB and upstream connections opened during Init; the first request reads nothing again and rides them', async () => {
   const proxy = await startTcpProxy(secrets.url);
   try {
     const run = await coldStart(proxy);
@@ -79,7 +93,22 @@ test('the secret is read and the DynamoDB connection opened during Init; the fir
     expect(secretReads).toHaveLength(1);
     expect(secretReads[0]).toBeLessThan(run.initDoneAt as number);
     expect(run.dynamoConnectionsAtInitDone).toBe(1);
+    expect(run.upstreamConnectionsAtInitDone).toBe(1);
+    expect(run.upstreamConnections).toBe(1);
     expect(proxy.connections()).toBe(1);
+  } finally {
+    await proxy.close();
+  }
+}, 60_000);
+
+test('provisioned concurrency: no upstream connection is opened at Init (the provider could close it before the first request)', async () => {
+  const proxy = await startTcpProxy(secrets.url);
+  try {
+    const run = await coldStart(proxy, { AWS_LAMBDA_INITIALIZATION_TYPE: 'provisioned-concurrency' });
+    expect(run.status).toBe(200);
+    expect(run.dynamoConnectionsAtInitDone).toBe(1);
+    expect(run.upstreamConnectionsAtInitDone).toBe(0);
+    expect(run.upstreamConnections).toBe(1);
   } finally {
     await proxy.close();
   }

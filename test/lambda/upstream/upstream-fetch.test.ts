@@ -5,7 +5,7 @@ import tls from 'node:tls';
 import { startLoopbackTls } from '../../../bench/lambda/loopback-tls.ts';
 import { bodyReaderOf, hasBody } from '../../../lambda/upstream/light-response.ts';
 import type { ChunkReader } from '../../../lambda/upstream/relay.ts';
-import { closeIdleUpstreamSockets, upstreamFetch as fetchImpl } from '../../../lambda/upstream/upstream-fetch.ts';
+import { closeIdleUpstreamSockets, preconnectUpstream, upstreamFetch as fetchImpl } from '../../../lambda/upstream/upstream-fetch.ts';
 import { closeTestServers, socketClosed as closed, startCountingServer as startServer, startRawServer } from '../../support/test-http-servers.ts';
 
 /**
@@ -347,6 +347,20 @@ describe('upstreamFetch', () => {
       await front.close();
     }
   }, 15_000);
+
+  test('preconnectUpstream opens one connection ahead of the first call, which rides it; a refused address settles quietly', async () => {
+    const server = await startServer((_req, res) => res.writeHead(200).end('ok'));
+    await preconnectUpstream(`${server.url}/v1/messages`);
+    await preconnectUpstream(`${server.url}/v1/other`);
+    expect(server.seen.connections).toBe(1);
+    expect(server.seen.requests).toHaveLength(0);
+    expect(await answerText(`${server.url}/v1/messages`)).toBe('ok');
+    expect(server.seen.connections).toBe(1);
+    const refused = await startRawServer(() => {});
+    await refused.close();
+    await expect(preconnectUpstream(refused.url)).resolves.toBeUndefined();
+    await expect(fetchImpl(refused.url, post())).rejects.toThrow();
+  }, FEW_SECONDS);
 
   test('closeIdleUpstreamSockets closes the idle connection; the next call opens a new one', async () => {
     const server = await startServer((_req, res) => res.writeHead(200).end('ok'));

@@ -137,7 +137,10 @@ export class Exchange {
     this.#fail(error);
   }
 
-  /** The next piece of the body, or done: what a web stream reader's `read()` gives. */
+  /**
+   * The next piece of the body, or done: what a web stream reader's `read()` gives. One read at a
+   * time (the relay and the web stream's pull both wait for each).
+   */
   read(): Promise<ReadResult> {
     if (this.#queued > 0 || this.#ended || this.#error !== undefined) return this.#settleRead();
     return new Promise((resolve, reject) => {

@@ -22,7 +22,7 @@ export async function postForText(url: string, headers: Record<string, string>, 
   return { status: head.status, text: bytes.toString('utf8') };
 }
 
-/** Every idle socket closed (tests, npm start's exit); calls in flight finish on theirs. */
+/** Every idle socket closed (tests: idle sockets are unref'd and hold no process open); calls in flight finish on theirs. */
 export function closeIdleSockets(): void {
   pool.closeIdle();
 }

@@ -84,7 +84,7 @@ export class ConnectionPool {
     return connection.connected;
   }
 
-  /** Every idle socket closed (tests, npm start's exit); calls in flight finish on theirs. */
+  /** Every idle socket closed (tests: idle sockets are unref'd and hold no process open); calls in flight finish on theirs. */
   closeIdle(): void {
     for (const origin of this.#origins.values()) for (const connection of [...origin.idle]) connection.retire();
   }

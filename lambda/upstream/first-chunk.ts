@@ -1,5 +1,6 @@
 import { FIRST_BYTE_TIMEOUT } from './call-upstream.ts';
 import type { RequestAbort } from './request-abort.ts';
+import { pullStream } from './relay.ts';
 
 const decoder = new TextDecoder();
 
@@ -44,24 +45,7 @@ export async function peekFirstChunk(body: ReadableStream<Uint8Array>, abort: Re
   } finally {
     clearTimeout(timer);
   }
-  let handedOver = false;
-  const stream = new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        if (!handedOver) {
-          handedOver = true;
-          controller.enqueue(first);
-          return;
-        }
-        const next = await reader.read();
-        if (next.done) controller.close();
-        else controller.enqueue(next.value);
-      },
-      cancel: (reason) => reader.cancel(reason),
-    },
-    { highWaterMark: 0 },
-  );
-  return { stream, first };
+  return { stream: pullStream(reader, first), first };
 }
 
 /**

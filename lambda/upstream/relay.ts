@@ -268,6 +268,30 @@ export class PassthroughProcessor implements StreamProcessor {
   }
 }
 
+/**
+ * A pull-based web stream over a chunk reader, `first` ahead of what the reader gives: nothing is
+ * read before its consumer asks (a fallback's peek hands the peeked event back this way).
+ */
+export function pullStream(reader: ChunkReader, first?: Uint8Array): ReadableStream<Uint8Array> {
+  let pending = first;
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        if (pending !== undefined) {
+          controller.enqueue(pending);
+          pending = undefined;
+          return;
+        }
+        const next = await reader.read();
+        if (next.done) controller.close();
+        else controller.enqueue(next.value);
+      },
+      cancel: (reason) => reader.cancel(reason),
+    },
+    { highWaterMark: 0 },
+  );
+}
+
 /** A one-chunk stream of bytes already in memory. */
 export function bytesStream(bytes: Uint8Array): ReadableStream<Uint8Array> {
   return new ReadableStream<Uint8Array>({

@@ -2,7 +2,7 @@ import { ConnectionPool } from '../http1/connection-pool.ts';
 import { headerPairs } from '../http1/answer-head.ts';
 import type { Exchange } from '../http1/exchange.ts';
 import { LightHeaders, LightResponse } from './light-response.ts';
-import type { ChunkReader } from './relay.ts';
+import { pullStream, type ChunkReader } from './relay.ts';
 
 /**
  * The upstream HTTP client behind the `fetch` signature callUpstream uses (a string or byte
@@ -34,7 +34,7 @@ export const upstreamFetch: typeof fetch = async (input, init = {}) => {
   if (signal) abortOn(signal, exchange);
   const head = await exchange.head();
   const headers = new LightHeaders(headerPairs(head));
-  const source = NULL_BODY.has(head.status) ? null : { stream: () => webBody(exchange), reader: (): ChunkReader => exchange, bytes: async () => (await exchange.whole(MAX_WHOLE_BYTES)).body };
+  const source = NULL_BODY.has(head.status) ? null : { stream: () => pullStream(exchange), reader: (): ChunkReader => exchange, bytes: async () => (await exchange.whole(MAX_WHOLE_BYTES)).body };
   if (source === null) void exchange.cancel();
   return new LightResponse(source, { status: head.status, statusText: head.statusText, headers }).asResponse();
 };
@@ -48,7 +48,7 @@ export function preconnectUpstream(url: string): Promise<void> {
   }
 }
 
-/** Every idle upstream socket closed (tests, npm start's exit). */
+/** Every idle upstream socket closed (tests: idle sockets are unref'd and hold no process open). */
 export function closeIdleUpstreamSockets(): void {
   pool.closeIdle();
 }
@@ -65,17 +65,3 @@ function abortOn(signal: AbortSignal, exchange: Exchange): void {
   exchange.onSettled(() => signal.removeEventListener('abort', onAbort));
 }
 
-/** A pull-based web stream over the exchange, for whoever asks for `body`. */
-function webBody(reader: ChunkReader): ReadableStream<Uint8Array> {
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        const result = await reader.read();
-        if (result.done) controller.close();
-        else controller.enqueue(result.value);
-      },
-      cancel: (reason) => reader.cancel(reason),
-    },
-    { highWaterMark: 0 },
-  );
-}

@@ -1,27 +1,35 @@
+import { jest } from '@jest/globals';
 import { unwatch, watchEvery, type Watcher } from '../../../lambda/upstream/stream-watch.ts';
 
-/** Resolves after `ms` of real time (the watches run on real timers). */
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+// Fake timers: the ticks are counted exactly, so a loaded machine that delays real timers cannot
+// make these fail (an earlier version paused for real time and once saw one tick instead of two).
+beforeEach(() => jest.useFakeTimers({ now: 1_000, doNotFake: ['nextTick', 'setImmediate'] }));
+afterEach(() => jest.useRealTimers());
 
 describe('stream watches on one shared timer per period', () => {
-  test('every watcher of a period is called with the same time on each tick, and no longer once unwatched', async () => {
+  test('every watcher of a period is called with the same time on each tick, and no longer once unwatched', () => {
     const seen: Array<[string, number]> = [];
     const first: Watcher = (now) => seen.push(['first', now]);
     const second: Watcher = (now) => seen.push(['second', now]);
     watchEvery(first, 20);
     watchEvery(second, 20);
-    await pause(70);
+    expect(jest.getTimerCount()).toBe(1);
+    jest.advanceTimersByTime(70);
     unwatch(first);
     unwatch(second);
-    const ticks = seen.length;
-    expect(ticks).toBeGreaterThanOrEqual(4);
-    // Both ran on each tick, with the tick's one clock reading.
-    for (let i = 0; i + 1 < seen.length; i += 2) expect([seen[i]?.[0], seen[i + 1]?.[0], seen[i]?.[1] === seen[i + 1]?.[1]]).toEqual(['first', 'second', true]);
-    await pause(50);
-    expect(seen).toHaveLength(ticks);
+    // Three ticks (at 20, 40 and 60 ms), each calling both watchers with the tick's one clock reading.
+    expect(seen).toEqual([
+      ['first', 1_020], ['second', 1_020],
+      ['first', 1_040], ['second', 1_040],
+      ['first', 1_060], ['second', 1_060],
+    ]);
+    // The last unwatch cleared the shared timer.
+    expect(jest.getTimerCount()).toBe(0);
+    jest.advanceTimersByTime(100);
+    expect(seen).toHaveLength(6);
   });
 
-  test('a watcher that unwatches itself during a tick stops alone; the others keep running', async () => {
+  test('a watcher that unwatches itself during a tick stops alone; the others keep running', () => {
     const calls = { self: 0, other: 0 };
     const self: Watcher = () => {
       calls.self++;
@@ -30,10 +38,23 @@ describe('stream watches on one shared timer per period', () => {
     const other: Watcher = () => calls.other++;
     watchEvery(self, 15);
     watchEvery(other, 15);
-    await pause(60);
+    jest.advanceTimersByTime(60);
     unwatch(other);
-    expect(calls.self).toBe(1);
-    expect(calls.other).toBeGreaterThanOrEqual(2);
+    expect(calls).toEqual({ self: 1, other: 4 });
+  });
+
+  test('watchers of different periods run on their own timers', () => {
+    const calls = { fast: 0, slow: 0 };
+    const fast: Watcher = () => calls.fast++;
+    const slow: Watcher = () => calls.slow++;
+    watchEvery(fast, 10);
+    watchEvery(slow, 25);
+    expect(jest.getTimerCount()).toBe(2);
+    jest.advanceTimersByTime(50);
+    unwatch(fast);
+    unwatch(slow);
+    expect(calls).toEqual({ fast: 5, slow: 2 });
+    expect(jest.getTimerCount()).toBe(0);
   });
 
   test('unwatching a watcher never watched, or twice, does nothing', () => {
@@ -42,5 +63,6 @@ describe('stream watches on one shared timer per period', () => {
     watchEvery(watcher, 25);
     unwatch(watcher);
     expect(() => unwatch(watcher)).not.toThrow();
+    expect(jest.getTimerCount()).toBe(0);
   });
 });

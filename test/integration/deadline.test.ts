@@ -33,7 +33,8 @@ test('a stream still running at the deadline is ended cleanly with an error even
   await expect(stream.finalMessage()).rejects.toMatchObject({ error: { error: { type: 'api_error', message: 'The request reached the gateway deadline before the upstream finished.' } } });
   const elapsed = Date.now() - started;
   expect(elapsed).toBeGreaterThan(1_300);
-  expect(elapsed).toBeLessThan(3_000);
+  // Without the deadline the upstream's 53 events would end 5.3 s on: the bound leaves a loaded machine room.
+  expect(elapsed).toBeLessThan(4_500);
   expect(text.length).toBeGreaterThan(0);
   await upstream.requests[0]!.closed;
   const [line] = await waitForLogs(gateway, 1);

@@ -35,14 +35,20 @@ test('a client that disconnects mid-stream aborts the upstream request', async (
   const abortedAt = Date.now();
   client.abort();
   await upstream.requests[0]!.closed;
-  expect(Date.now() - abortedAt).toBeLessThan(1_000);
+  // Not aborted, the upstream would close after its 100 events, 10 s on.
+  expect(Date.now() - abortedAt).toBeLessThan(5_000);
   const [line] = await waitForLogs(gateway, 1);
   expect(line).toMatchObject({ outcome: 'client_closed', status: 200 });
 });
 
 test('bytes reach the client as the upstream produces them, not buffered', async () => {
   const events = sseEvents(fixture('anthropic/text-stream.sse'));
-  upstream.reply(sendSse(events, { gapMs: 150 }));
+  let written = 0;
+  upstream.reply((request, res) => {
+    const write = res.write.bind(res) as (piece: string) => boolean;
+    res.write = ((piece: string) => (written++, write(piece))) as typeof res.write;
+    return sendSse(events, { gapMs: 150 })(request, res);
+  });
   const started = Date.now();
   const response = await fetch(`${gateway.url}/first/v1/messages`, {
     method: 'POST',
@@ -50,9 +56,11 @@ test('bytes reach the client as the upstream produces them, not buffered', async
     body: JSON.stringify({ model: 'claude-sonnet-5', max_tokens: 10, stream: true, messages: [{ role: 'user', content: 'hi' }] }),
   });
   const arrivals: number[] = [];
-  for await (const _chunk of response.body!) arrivals.push(Date.now() - started);
-  // Eight events 150 ms apart: the first must arrive long before the last was sent.
+  let writtenAtFirst = 0;
+  for await (const _chunk of response.body!) if (arrivals.push(Date.now() - started) === 1) writtenAtFirst = written;
+  // Eight events 150 ms apart: the first must arrive long before the last was sent (counted in
+  // the upstream's writes, not in ms, which a loaded machine stretches).
   expect(arrivals.length).toBeGreaterThanOrEqual(events.length);
-  expect(arrivals[0]).toBeLessThan(500);
+  expect(writtenAtFirst).toBeLessThanOrEqual(events.length / 2);
   expect((arrivals.at(-1) as number) - (arrivals[0] as number)).toBeGreaterThan(800);
 });

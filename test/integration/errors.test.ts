@@ -103,7 +103,8 @@ describe('keys', () => {
     const openai = new OpenAI({ baseURL: `${gateway.url}/second/v1`, apiKey: 'wrong', maxRetries: 3 });
     const openaiError = await openai.responses.create({ model: 'gpt-5.5', input: 'hi' }).catch((error: unknown) => error);
     expect(openaiError).toBeInstanceOf(OpenAI.AuthenticationError);
-    // A retry would show up as a second 401 for the same client.
+    // Each refusal's log line, however long it takes to be written; then time for a retry, which would show up as a second 401 for the same client.
+    for (const error of [anthropicError, openaiError]) await logOf(gateway, (error as { requestID: string }).requestID);
     await new Promise((resolve) => setTimeout(resolve, 300));
     const refused = gateway.logs.slice(before).filter((line) => line.status === 401);
     expect(refused.map((line) => line.requestId).sort()).toEqual([(anthropicError as { requestID: string }).requestID, (openaiError as { requestID: string }).requestID].sort());

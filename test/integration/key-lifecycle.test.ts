@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { localDynamo } from '../../bin/local/embedded-store.ts';
 import { listKeys, rotateKey, updateKey } from '../../bin/local/key-commands.ts';
@@ -17,17 +18,30 @@ function send(gateway: Harness, key: string) {
   });
 }
 
+/**
+ * Moves the clock (Date.now, which the key cache reads) `ms` on. A cache entry's time runs out so,
+ * not in real time: a TTL short enough to sleep through would also run out, on a loaded machine,
+ * between the requests that must still find it.
+ */
+function later(ms: number): void {
+  const realNow = Date.now.bind(Date);
+  jest.spyOn(Date, 'now').mockImplementation(() => realNow() + ms);
+}
+
 describe('key lifecycle', () => {
   let gateway: Harness;
-  afterEach(() => gateway.close());
+  afterEach(() => {
+    jest.restoreAllMocks();
+    return gateway.close();
+  });
 
   test('a key tried before it was stored works once its miss is forgotten (the shorter of 5 s and GATEWAY_KEY_CACHE_SECONDS)', async () => {
-    gateway = await startGateway({ config, settings: { keyCacheSeconds: 0.3 } });
+    gateway = await startGateway({ config, settings: { keyCacheSeconds: 3 } });
     const { key, record } = await import('../../lambda/auth/issue-key.ts').then((module) => module.mintKey({ name: 'late' }));
     expect(await send(gateway, key)).toBe(401);
     await gateway.store.put(record);
     expect(await send(gateway, key)).toBe(401); // the miss is still remembered
-    await new Promise((resolve) => setTimeout(resolve, 350));
+    later(3_050);
     expect(await send(gateway, key)).toBe(200);
   });
 
@@ -47,13 +61,13 @@ describe('key lifecycle', () => {
   });
 
   test('revocation takes effect once the cache entry expires (GATEWAY_KEY_CACHE_SECONDS)', async () => {
-    gateway = await startGateway({ config, settings: { keyCacheSeconds: 0.3 } });
+    gateway = await startGateway({ config, settings: { keyCacheSeconds: 3 } });
     const { key, id } = await gateway.issueKey();
     expect(await send(gateway, key)).toBe(200);
     const record = await gateway.store.findById(id);
     await gateway.store.revoke(record!.keyHash);
     expect(await send(gateway, key)).toBe(200); // still cached
-    await new Promise((resolve) => setTimeout(resolve, 350));
+    later(3_050);
     expect(await send(gateway, key)).toBe(401);
   });
 

@@ -28,6 +28,11 @@ function send(port: number, text: string): net.Socket {
   return socket;
 }
 
+/** Waits until the server has taken in what a test sent (the budget holds it), for at most 5 s: a loaded machine may take longer than any fixed pause. */
+async function until(condition: () => boolean): Promise<void> {
+  for (const end = Date.now() + 5_000; !condition() && Date.now() < end; ) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
 const head = (length: number | 'chunked') =>
   `POST /x HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n${length === 'chunked' ? 'transfer-encoding: chunked' : `content-length: ${length}`}\r\n\r\n`;
 
@@ -65,7 +70,7 @@ test('bodies beyond the in-flight budget get 503 with retry-after, and fit again
   // Results arrive in the order reading ends: the refusal first, the slow upload when it leaves.
   const refusal = server.next();
   const slow = send(server.port, `${head(200)}${'y'.repeat(100)}`);
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await until(() => budget.used === 100);
   send(server.port, `${head(100)}${'x'.repeat(100)}`);
   expect(await refusal).toMatchObject({ kind: 'refused', error: { status: 503, kind: 'overloaded', headers: { 'retry-after': '1' } } });
   expect(budget.used).toBe(100);
@@ -91,10 +96,11 @@ test.each([
   ['reset', (socket: net.Socket) => socket.resetAndDestroy()],
   ['close', (socket: net.Socket) => socket.destroy()],
 ])('a client that leaves mid-upload (%s) resolves as gone, never as an exception', async (_how, leave) => {
-  const server = await bodyServer({ maxBodyBytes: 1_000, idleTimeoutMs: 5_000, budget: new BodyBudget(10_000) });
+  const budget = new BodyBudget(10_000);
+  const server = await bodyServer({ maxBodyBytes: 1_000, idleTimeoutMs: 5_000, budget });
   const result = server.next();
   const socket = send(server.port, `${head(500)}{"model":`);
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await until(() => budget.used === '{"model":'.length);
   leave(socket);
   // What arrived, not what was announced.
   expect(await result).toMatchObject({ kind: 'gone', held: '{"model":'.length });
@@ -106,7 +112,7 @@ test('an announced length holds nothing of the budget until its bytes arrive', a
   const server = await bodyServer({ maxBodyBytes: 1_000, idleTimeoutMs: 5_000, budget });
   // Eight uploads announcing 100 bytes each, one byte sent: eight bytes held, not 800.
   const trickles = Array.from({ length: 8 }, () => send(server.port, `${head(100)}{`));
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  await until(() => budget.used >= 8);
   expect(budget.used).toBe(8);
   const result = server.next();
   send(server.port, `${head(100)}${'x'.repeat(100)}`);

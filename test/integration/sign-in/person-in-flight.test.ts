@@ -15,11 +15,13 @@ const CAP = 2;
 let upstream: UpstreamStub;
 let setup: SignInSetup;
 let second: Harness;
+/** While set, every upstream call waits for it instead of 300 ms (see the first test). */
+let hold: Promise<void> | undefined;
 
 beforeAll(async () => {
   upstream = await startUpstream();
   upstream.reply(async (request, res) => {
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await (hold ?? new Promise((resolve) => setTimeout(resolve, 300)));
     sendJson(200, JSON.parse(fixture('anthropic/text.json')))(request, res);
   });
   const upstreams = { ant: { type: 'anthropic', baseUrl: upstream.url } };
@@ -55,7 +57,17 @@ test('sessions and a key tied to the person, on two instances: at most the cap i
   const session = (await signIn(setup.gateway.url, ALICE)).access_token as string;
   const { key } = await setup.gateway.issueKey({ owner: ALICE.sub });
   const bearers = [session, key, session, key, session, key];
-  const answers = await Promise.all(bearers.map((bearer, index) => turn(index % 2 ? second : setup.gateway, bearer)));
+  // The upstream answers only once every request is held there or refused: none ends, and gives
+  // its slot back, before the last has asked for one, however slowly a loaded machine runs them.
+  let release!: () => void;
+  hold = new Promise((resolve) => (release = resolve));
+  const before = upstream.requests.length;
+  let answered = 0;
+  const pending = Promise.all(bearers.map((bearer, index) => turn(index % 2 ? second : setup.gateway, bearer).finally(() => answered++)));
+  for (const until = Date.now() + 10_000; upstream.requests.length - before + answered < bearers.length && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 10));
+  release();
+  hold = undefined;
+  const answers = await pending;
   const served = answers.filter((answer) => answer.status === 200).length;
   expect(served).toBeGreaterThan(0);
   expect(served).toBeLessThanOrEqual(CAP);

@@ -42,8 +42,10 @@ describe('postForText', () => {
     const server = await startServer((_req, res) => json(res, {}));
     await postForText(server.url, {}, 'a');
     server.closeIdleConnections();
-    // Time for the client's side to read the close (before it, any client would write into it: node:http too).
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The client's side must read the close first (before it, any client would write into it: node:http too):
+    // it does in the first poll after the server's socket closed, where a timer could run first on a loaded machine.
+    await server.seen.lastClosed;
+    await new Promise((resolve) => setImmediate(resolve));
     expect((await postForText(server.url, {}, 'b')).status).toBe(200);
     expect(server.seen.connections).toBe(2);
     await server.close();

@@ -66,7 +66,8 @@ describe('OIDC relying party', () => {
       const slow = new OidcRelyingParty(config(base, 'c'), async () => 's', { discoveryMs: 500, tokenMs: 300 });
       const started = Date.now();
       expect(await refusal(slow.refresh('r'))).toBe('unavailable');
-      expect(Date.now() - started).toBeLessThan(2_000);
+      // Within the 300 ms given, not the 10 s default; the bound leaves a loaded machine room.
+      expect(Date.now() - started).toBeLessThan(5_000);
       const other = new OidcRelyingParty(config(`${base}/other`, 'c'), async () => 's', { discoveryMs: 500, tokenMs: 300 });
       await expect(other.authorizationUrl({ redirectUri: 'x', state: 's', nonce: 'n', challenge: 'c' })).rejects.toThrow('names another issuer');
     } finally {

@@ -49,6 +49,20 @@ export async function throughputPhase(ctx: PhaseContext, path: BenchPath): Promi
   f[`added.c32.p99.${path.id}`] = f[`c32.p99.${path.id}.gateway`]! - f[`c32.p99.${path.id}.direct`]!;
 }
 
+/**
+ * Unmeasured load on every passthrough path, through the gateway (so the stub behind it too),
+ * before the first measured phase. Right after the memory phase a process is not yet at its
+ * steady state, and without this the first path measured paid about 90 us more per request than
+ * the same path measured second (both orders run back to back, docs/performance.md).
+ */
+export async function settlePhase(ctx: PhaseContext, paths: readonly BenchPath[]): Promise<void> {
+  const { concurrency, warmupMs } = ctx.config.throughput;
+  for (const path of paths) {
+    const run = await closedLoop({ url: ctx.gateway.url, request: buildRequest(ctx, path, 'gateway', NO_STREAM, false), concurrency, warmupMs: warmupMs * 2, measureMs: warmupMs / 4, expect: { status: 200 } });
+    noteErrors(ctx, `settle ${path.id}`, run);
+  }
+}
+
 /** Concurrency 1, non-streaming: the latency a single client sees, and what the gateway adds. */
 export async function latencyPhase(ctx: PhaseContext, path: BenchPath): Promise<void> {
   const { warmupMs, measureMs } = ctx.config.latency;

@@ -68,7 +68,8 @@ function repoPath(path: string): string {
   const inModules = path.lastIndexOf('node_modules/');
   if (inModules !== -1) {
     const parts = path.slice(inModules + 'node_modules/'.length).split('/');
-    return `node_modules/${parts[0]?.startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0]}`;
+    // A scope, or the build cache (the runtime client built by test/runtime/build-ric.ts): two segments name it.
+    return `node_modules/${parts[0]?.startsWith('@') || parts[0] === '.cache' ? `${parts[0]}/${parts[1]}` : parts[0]}`;
   }
   return path.startsWith(ROOT) ? path.slice(ROOT.length) : path;
 }

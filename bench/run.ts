@@ -7,7 +7,7 @@ import type { PhaseContext } from './phase-context.ts';
 import { formatLambdaReport } from './lambda/report.ts';
 import { formatLambdaProfile, profileLambda } from './lambda/profile.ts';
 import { measureLambdaSizes } from './lambda/sizes.ts';
-import { floorPhase, gatewayCpuPerRequest, latencyPhase, probePath, throughputPhase, ttfbPhase } from './phases-requests.ts';
+import { floorPhase, gatewayCpuPerRequest, latencyPhase, probePath, settlePhase, throughputPhase, ttfbPhase } from './phases-requests.ts';
 import { burstEventsPhase, memoryPhase, pacedEventsPhase } from './phases-streams.ts';
 import { npmStartNodeFlags, startChild, type BenchChild } from './processes.ts';
 import { profilePhase } from './profile.ts';
@@ -58,6 +58,7 @@ async function repetition(rep: number, bundle: BuiltBundle, cfg: BenchConfig): P
   try {
     const [messages] = PASSTHROUGH;
     if (messages) await timed(ctx, `memory, ${cfg.memory.streams} paced streams`, () => memoryPhase(ctx, messages));
+    await timed(ctx, 'settle: unmeasured load on every passthrough path', () => settlePhase(ctx, PASSTHROUGH));
     for (const path of PASSTHROUGH) await timed(ctx, `throughput c=${cfg.throughput.concurrency}, ${path.label}`, () => throughputPhase(ctx, path));
     if (messages) await timed(ctx, 'floors: emulation, middy, bare Node proxy', () => floorPhase(ctx, messages));
     for (const path of PASSTHROUGH) await timed(ctx, `latency c=1, ${path.label}`, () => latencyPhase(ctx, path));

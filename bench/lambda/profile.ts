@@ -14,14 +14,18 @@ import { startDeployment } from './deployment.ts';
  * --profile`): one execution environment at a full CPU, as deployed (runtime client, HTTPS to
  * DynamoDB, Secrets Manager and the upstream, the usage write and event, the log line on stdout).
  * First CPU per request in unprofiled windows (all threads of the runtime process, and its main
- * thread alone), then a V8 CPU profile of the main thread over more requests
- * (profiler-preload.mjs), charged per request to activities and layers.
+ * thread alone): right after the warm-up, and again at the steady state, a few thousand requests
+ * on (V8 keeps optimizing and the young generation keeps growing well past the first few hundred,
+ * and a kept environment serves thousands). Then a V8 CPU profile of the main thread over more
+ * requests (profiler-preload.mjs), charged per request to activities and layers.
  */
 export interface LambdaProfile {
-  /** CPU per warm request, all threads, one figure per window, µs. */
+  /** CPU per warm request, all threads, one figure per window right after the warm-up, µs. */
   cpuPerRequestUs: number[];
   /** Of which the main (JS) thread, µs. */
   mainThreadUs: number[];
+  /** The same at the steady state, once `steadyAfter` requests were served. */
+  steady: { after: number; cpuPerRequestUs: number[]; mainThreadUs: number[] };
   requestsProfiled: number;
   summary: ProfileSummary;
 }
@@ -56,11 +60,14 @@ export interface ProfileCounts {
   warmup: number;
   windows: number;
   perWindow: number;
+  /** Requests served (warm-up and early windows included) before the steady windows. */
+  steadyAfter: number;
   profiled: number;
 }
 
 export async function profileLambda(config: BenchConfig, bundle: BuiltBundle, outDir: string, log: (text: string) => void, counts?: ProfileCounts): Promise<LambdaProfile> {
-  const { warmup: warmupRequests, windows, perWindow, profiled } = counts ?? (config.smoke ? { warmup: config.lambda.warmupRequests, windows: 2, perWindow: 5, profiled: 10 } : { warmup: config.lambda.warmupRequests, windows: 5, perWindow: 300, profiled: 1_500 });
+  const { warmup: warmupRequests, windows, perWindow, steadyAfter, profiled } =
+    counts ?? (config.smoke ? { warmup: config.lambda.warmupRequests, windows: 2, perWindow: 5, steadyAfter: 30, profiled: 10 } : { warmup: config.lambda.warmupRequests, windows: 5, perWindow: 300, steadyAfter: 5_000, profiled: 1_500 });
   const file = resolve(join(outDir, 'profile-lambda-warm.cpuprofile'));
   for (const stale of [file, `${file}.started`, `${file}.done`]) rmSync(stale, { force: true });
   const deployment = await startDeployment(bundle.dir);
@@ -78,22 +85,29 @@ export async function profileLambda(config: BenchConfig, bundle: BuiltBundle, ou
       log(`Lambda profile: ${warmupRequests + 1} warm-up requests at a full CPU`);
       await run(warmupRequests + 1);
       const pid = fn.lambda.starts.at(-1)?.pid as number;
-      const cpuPerRequestUs: number[] = [];
-      const mainThreadUs: number[] = [];
-      for (let window = 0; window < windows; window++) {
-        const before = threadCpuUs(pid);
-        await run(perWindow);
-        const after = threadCpuUs(pid);
-        cpuPerRequestUs.push((after.all - before.all) / perWindow);
-        mainThreadUs.push((after.main - before.main) / perWindow);
-      }
+      const measure = async () => {
+        const cpuPerRequestUs: number[] = [];
+        const mainThreadUs: number[] = [];
+        for (let window = 0; window < windows; window++) {
+          const before = threadCpuUs(pid);
+          await run(perWindow);
+          const after = threadCpuUs(pid);
+          cpuPerRequestUs.push((after.all - before.all) / perWindow);
+          mainThreadUs.push((after.main - before.main) / perWindow);
+        }
+        return { cpuPerRequestUs, mainThreadUs };
+      };
+      const early = await measure();
+      log(`Lambda profile: on to ${steadyAfter} requests served, then the steady state`);
+      await run(Math.max(0, steadyAfter - logged));
+      const steady = { after: logged, ...(await measure()) };
       log(`Lambda profile: ${profiled} requests under the V8 profiler`);
       await signalled(pid, `${file}.started`);
       await run(profiled);
       await signalled(pid, `${file}.done`);
       connection.destroy();
       const summary = summarizeProfile(`warm non-streaming Messages request inside the runtime, full CPU, ${profiled} requests`, file, bundle.path, bundle.mapPath, { top: 25, layerOf: lambdaLayerOf, activities: ACTIVITIES });
-      return { cpuPerRequestUs, mainThreadUs, requestsProfiled: profiled, summary };
+      return { ...early, steady, requestsProfiled: profiled, summary };
     } finally {
       await fn.close();
     }
@@ -133,7 +147,8 @@ export function formatLambdaProfile(result: LambdaProfile): string {
   const { summary, requestsProfiled } = result;
   const lines = [
     `Lambda runtime path, warm, full CPU: CPU per request ${spread(result.cpuPerRequestUs)} all threads, ${spread(result.mainThreadUs)} main thread (median of ${result.cpuPerRequestUs.length} windows, min-max)`,
-    `Profile of the main thread: ${((summary.busyMs * 1000) / requestsProfiled).toFixed(0)} us busy per request (profiler overhead included)`,
+    `  at the steady state (after ${result.steady.after} requests): ${spread(result.steady.cpuPerRequestUs)} all threads, ${spread(result.steady.mainThreadUs)} main thread`,
+    `Profile of the main thread, at the steady state: ${((summary.busyMs * 1000) / requestsProfiled).toFixed(0)} us busy per request (profiler overhead included)`,
   ];
   const section = (title: string, rows: { label: string; ms: number; share: number }[]) => {
     lines.push(`  ${title}`);

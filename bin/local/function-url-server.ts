@@ -4,10 +4,11 @@ import type { Duplex } from 'node:stream';
 import type { Context, LambdaFunctionURLEvent } from 'aws-lambda';
 import { GatewayError } from '../../lambda/errors.ts';
 import type { AbandonReason, BodyMemory, Preflight, RuntimeSignals } from '../../lambda/request-state.ts';
-import { LocalResponseStream, PRELUDE_CONTENT_TYPE, type ResponseMetadata } from './awslambda-shim.ts';
+import type { LocalResponseStream } from './awslambda-shim.ts';
 import { answerClientError, lingeringClose } from './client-errors.ts';
 import { ConnectionGate } from './connection-gate.ts';
 import { toContext, toEvent, withBody } from './function-url-event.ts';
+import { responseStream } from './response-stream.ts';
 import { announcesBody, BodyBudget, readRequestBody } from './request-body.ts';
 
 /**
@@ -225,67 +226,6 @@ async function invoke(
     charged.give(held + decoded);
     if (!bodyRead) lingeringClose(req, res);
   }
-}
-
-/**
- * The runtime's response stream: the metadata `HttpResponseStream.from` was given becomes the
- * HTTP head, as a Function URL makes it of the prelude, before the first body byte.
- */
-function responseStream(res: http.ServerResponse, stallTimeoutMs: number, leave: (reason: AbandonReason) => void): LocalResponseStream {
-  const write = (chunk: Buffer, done: () => void) => {
-    if (chunk.length === 0 || res.destroyed) return done();
-    if (res.write(chunk)) return done();
-    // A client that reads nothing for this long is as good as gone: free the upstream and the memory.
-    const stalled = setTimeout(() => leave('client_stalled'), stallTimeoutMs);
-    const resume = () => {
-      clearTimeout(stalled);
-      res.off('drain', resume).off('close', resume);
-      done();
-    };
-    res.on('drain', resume).on('close', resume);
-  };
-  let headSent = false;
-  const sendHead = () => {
-    headSent = true;
-    if (res.destroyed) return;
-    const metadata = stream.contentType === PRELUDE_CONTENT_TYPE ? stream.metadata : undefined;
-    if (metadata === undefined) {
-      res.writeHead(200, { 'content-type': stream.contentType });
-      return;
-    }
-    res.writeHead(metadata.statusCode ?? 200, headOf(metadata));
-    // The head leaves with the first body bytes (one write, not two) when they follow in this
-    // event-loop turn, as a short answer's do; otherwise (a stream) it is flushed on its own.
-    setImmediate(() => {
-      if (!res.headersSent && !res.destroyed) res.flushHeaders();
-    });
-  };
-  const stream = new LocalResponseStream((chunk, done) => {
-    if (!headSent) sendHead();
-    write(chunk, done);
-  });
-  // Errors of this stream are the handler's to see (middy's pipeline rejects with them); an
-  // 'error' nobody listens to would otherwise stop the whole process.
-  stream.on('error', () => {});
-  stream.on('finish', () => {
-    if (!headSent && stream.metadata !== undefined) sendHead();
-    if (!res.destroyed) res.end();
-  });
-  return stream;
-}
-
-/**
- * The head's fields as the prelude's JSON would carry them: a header whose value is undefined is
- * left out (JSON drops it; node:http would refuse it), cookies as `set-cookie`.
- */
-function headOf({ headers = {}, cookies = [] }: ResponseMetadata): http.OutgoingHttpHeaders {
-  const head: http.OutgoingHttpHeaders = {};
-  for (const name in headers) {
-    const value = headers[name];
-    if (value !== undefined) head[name] = value;
-  }
-  if (cookies.length > 0) head['set-cookie'] = cookies;
-  return head;
 }
 
 async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {

@@ -141,3 +141,37 @@ async function eventuallyLog(match: (entry: Record<string, unknown>) => boolean)
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+test('a whole answer leaves in one write: head, body and the chunked terminator in one socket write', async () => {
+  upstream.reply((_request, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(fixture('anthropic/text.json'));
+  });
+  // The server's side of this connection counts its writes (each `_write`/`_writev` is one write to the socket).
+  let writes = 0;
+  gateway.server.once('connection', (serverSide: net.Socket) => {
+    const counted = serverSide as unknown as Record<'_write' | '_writev', (...args: unknown[]) => unknown>;
+    for (const name of ['_write', '_writev'] as const) {
+      const original = counted[name].bind(serverSide);
+      counted[name] = (...args: unknown[]) => {
+        writes++;
+        return original(...args);
+      };
+    }
+  });
+  const body = messagesBody(false);
+  let received = '';
+  const socket = net.connect(port, '127.0.0.1', () =>
+    socket.write(`POST /first/v1/messages HTTP/1.1\r\nhost: x\r\nx-api-key: ${key}\r\nanthropic-version: 2023-06-01\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`),
+  );
+  await new Promise<void>((resolve, reject) => {
+    socket.on('error', reject);
+    socket.on('data', (chunk) => {
+      received += chunk.toString('latin1');
+      if (received.endsWith('\r\n0\r\n\r\n')) resolve();
+    });
+  });
+  socket.destroy();
+  expect(received).toMatch(/^HTTP\/1\.1 200 /);
+  expect(received).toContain('"id": "msg_01FixtureJson"');
+  expect(writes).toBe(1);
+});

@@ -24,31 +24,25 @@ export function responseStream(res: http.ServerResponse, stallTimeoutMs: number,
     headSent = true;
     if (res.destroyed) return;
     const metadata = stream.contentType === PRELUDE_CONTENT_TYPE ? stream.metadata : undefined;
-    if (metadata === undefined) {
-      res.writeHead(200, { 'content-type': stream.contentType });
-      return;
-    }
-    res.writeHead(metadata.statusCode ?? 200, headOf(metadata));
-    // The head leaves with the first body bytes (one write, not two) when they follow in this
-    // event-loop turn, as a short answer's do; otherwise (a stream) it is flushed on its own.
-    setImmediate(() => {
-      if (!res.headersSent && !res.destroyed) res.flushHeaders();
-    });
+    if (metadata === undefined) res.writeHead(200, { 'content-type': stream.contentType });
+    else res.writeHead(metadata.statusCode ?? 200, headOf(metadata));
   };
   const stream = new LocalResponseStream((chunk, done) => {
     if (!headSent) {
       sendHead();
       // The head, the first body bytes and, for a whole answer that ends in this event-loop turn,
-      // the chunked body's terminator leave in one write instead of two (the end's own write was
-      // a syscall per non-streamed request, docs/performance.md). A stream's later writes are not
-      // held. The socket is corked, not the response: a corked response holds its chunks back and
-      // its `end()` sends the terminator before them (Node 24.21). `end()` uncorks the socket
-      // fully, so the later `uncork()` finds nothing left to release.
-      const socket = res.socket;
-      if (socket && !res.destroyed) {
-        socket.cork();
-        setImmediate(() => socket.uncork());
-      }
+      // the chunked body's terminator leave in one write (the end's own write was one more
+      // syscall per non-streamed request, docs/performance.md); a stream's head and first event
+      // leave when the turn ends, its later writes are not held. The socket is corked, not the
+      // response: a corked response holds its chunks back and its `end()` sends the terminator
+      // before them (Node 24.21). `end()` uncorks the socket fully, so the later `uncork()` then
+      // finds nothing left to release.
+      const socket = res.destroyed ? null : res.socket;
+      socket?.cork();
+      setImmediate(() => {
+        if (!res.headersSent && !res.destroyed) res.flushHeaders();
+        socket?.uncork();
+      });
     }
     write(chunk, done);
   });

@@ -8,8 +8,8 @@ import type { LocalResponseStream } from './awslambda-shim.ts';
 import { answerClientError, lingeringClose } from './client-errors.ts';
 import { ConnectionGate } from './connection-gate.ts';
 import { toContext, toEvent, withBody } from './function-url-event.ts';
-import { responseStream } from './response-stream.ts';
 import { announcesBody, BodyBudget, readRequestBody } from './request-body.ts';
+import { responseStream } from './response-stream.ts';
 
 /**
  * The streaming handler as the runtime calls it, plus the gateway's optional header-time check

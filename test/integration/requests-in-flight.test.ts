@@ -1,6 +1,6 @@
 import { LEASE_PERIOD } from '../../lambda/usage/usage-table.ts';
 import { startGateway, type Harness } from '../support/gateway-harness.ts';
-import { fixture, sendJson, startUpstream, type UpstreamStub } from '../support/upstream-stub.ts';
+import { fixture, replyGate, sendJson, startUpstream, type UpstreamStub } from '../support/upstream-stub.ts';
 
 /**
  * Issue 19, item 9. The token counts reach the upstream, so they count against a key's requests
@@ -18,13 +18,14 @@ let second: Harness;
 
 const config = (url: string) => ({ upstreams: { ant: { type: 'anthropic', baseUrl: url } }, routes: [{ model: 'claude-*', upstream: 'ant' }] });
 
-/** While set, every upstream call waits for it instead of 300 ms (see `heldUpstream`). */
-let hold: Promise<void> | undefined;
+/** Every upstream call waits 300 ms, or, in a batch, until the whole batch has asked (replyGate). */
+let gate: ReturnType<typeof replyGate>;
 
 beforeAll(async () => {
   upstream = await startUpstream();
+  gate = replyGate(upstream);
   upstream.reply(async (request, res) => {
-    await (hold ?? new Promise((resolve) => setTimeout(resolve, 300)));
+    await gate.passage();
     const counting = request.url.endsWith('/count_tokens');
     sendJson(200, counting ? { input_tokens: 42 } : { ...JSON.parse(fixture('anthropic/text.json')), usage: { input_tokens: 1000, output_tokens: 500, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } })(request, res);
   });
@@ -82,35 +83,10 @@ describe('the token counts reach the upstream, so key limits apply to them', () 
   });
 });
 
-/**
- * Sends `count` requests at once while the upstream holds every call it gets, and lets the
- * upstream answer only once each request is either held there or answered (refused): no request
- * ends, and gives its slot back, before the last has asked for one, however slowly a loaded
- * machine runs them (a fixed 300 ms hold let early ones finish first).
- */
-async function heldUpstream<T>(count: number, send: (index: number) => Promise<T>): Promise<T[]> {
-  let release!: () => void;
-  hold = new Promise((resolve) => (release = resolve));
-  const before = upstream.requests.length;
-  let answered = 0;
-  try {
-    const answers = Array.from({ length: count }, (_, index) => send(index).finally(() => answered++));
-    for (const until = Date.now() + 10_000; upstream.requests.length - before + answered < count; ) {
-      if (Date.now() > until) throw new Error(`${upstream.requests.length - before} requests held upstream and ${answered} answered of ${count}`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    release();
-    return await Promise.all(answers);
-  } finally {
-    release();
-    hold = undefined;
-  }
-}
-
 describe('requests in flight per key are capped across instances', () => {
   test('20 concurrent requests on a $0.01/day key, half on each instance: at most the cap pass, so the overshoot is at most the cap times one request', async () => {
     const { key, id } = await gateway.issueKey({ limits: { microUsdPerDay: 10_000 } });
-    const answers = await heldUpstream(20, (index) => post(index % 2 ? second : gateway, key, '/first/v1/messages', turn));
+    const answers = await gate.batch(20, (index) => post(index % 2 ? second : gateway, key, '/first/v1/messages', turn));
     const served = answers.filter((answer) => answer.status === 200).length;
     const refused = answers.filter((answer) => answer.status === 429);
     expect(served).toBeGreaterThan(0);
@@ -129,7 +105,7 @@ describe('requests in flight per key are capped across instances', () => {
     expect((await post(gateway, free.key, '/first/v1/messages', turn)).status).toBe(200);
     expect(await leases(free.id)).toBeUndefined();
     const capped = await gateway.issueKey({ limits: { maxInFlight: 1 } });
-    const answers = await heldUpstream(3, (index) => post(index % 2 ? second : gateway, capped.key, '/first/v1/messages', turn));
+    const answers = await gate.batch(3, (index) => post(index % 2 ? second : gateway, capped.key, '/first/v1/messages', turn));
     expect(answers.map((answer) => answer.status).sort()).toEqual([200, 429, 429]);
   });
 

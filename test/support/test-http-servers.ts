@@ -45,7 +45,17 @@ export async function startCountingServer(answer: (req: http.IncomingMessage, re
   const url = await listen(server);
   const close = () => (server.closeAllConnections(), new Promise((resolve) => server.close(resolve)));
   openServers.push(close);
-  return { url, seen, close, closeIdleConnections: () => server.closeIdleConnections() };
+  /**
+   * Closes the idle connections and resolves once a client in this process has read the close:
+   * it does in the first poll after the server's socket closed (before it, any client would write
+   * into the dead socket, node:http too), so no timer, which a loaded machine could run first.
+   */
+  const closeIdleConnections = async () => {
+    server.closeIdleConnections();
+    await seen.lastClosed;
+    await new Promise((resolve) => setImmediate(resolve));
+  };
+  return { url, seen, close, closeIdleConnections };
 }
 
 /** A raw TCP server calling `onRequest` for each request head it reads. */

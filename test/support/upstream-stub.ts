@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import { listen } from './gateway-harness.ts';
+import { eventually } from './processes.ts';
 
 export interface RecordedRequest {
   method: string;
@@ -78,4 +79,35 @@ export function sendSse(pieces: string | string[], options: { gapMs?: number; st
 /** Splits an SSE text into its events (each with its blank line). */
 export function sseEvents(text: string): string[] {
   return text.split(/(?<=\n\n)/).filter((event) => event.trim().length > 0);
+}
+
+/**
+ * Holds an upstream's replies while a batch of requests is sent at once, so that none ends (and
+ * gives back what it holds: a slot, a lease) before the last has asked: the replies wait until
+ * every request is either held at the upstream or answered without it, however slowly a loaded
+ * machine runs them (a fixed hold let early ones finish first). Outside a batch a reply waits
+ * `idleMs`. A reply awaits `passage()`.
+ */
+export function replyGate(upstream: UpstreamStub, idleMs = 300) {
+  let hold: Promise<void> | undefined;
+  return {
+    passage: (): Promise<void> => hold ?? new Promise((resolve) => setTimeout(resolve, idleMs)),
+    async batch<T>(count: number, send: (index: number) => Promise<T>): Promise<T[]> {
+      let release!: () => void;
+      hold = new Promise((resolve) => (release = resolve));
+      const before = upstream.requests.length;
+      let answered = 0;
+      try {
+        const answers = Array.from({ length: count }, (_, index) => send(index).finally(() => answered++));
+        await eventually(() => {
+          if (upstream.requests.length - before + answered < count) throw new Error(`${upstream.requests.length - before} requests held upstream and ${answered} answered of ${count}`);
+        }, 10_000);
+        release();
+        return await Promise.all(answers);
+      } finally {
+        release();
+        hold = undefined;
+      }
+    },
+  };
 }

@@ -2,6 +2,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { BodyBudget, readRequestBody, type BodyResult } from '../../../bin/local/request-body.ts';
 import { listen } from '../../support/gateway-harness.ts';
+import { eventually } from '../../support/processes.ts';
 
 /** A real server whose handler reads each body with the given limits and reports the result. */
 async function bodyServer(limits: { maxBodyBytes: number; idleTimeoutMs: number; budget: BodyBudget }) {
@@ -26,11 +27,6 @@ function send(port: number, text: string): net.Socket {
   const socket = net.connect(port, '127.0.0.1', () => socket.write(text));
   socket.on('error', () => {});
   return socket;
-}
-
-/** Waits until the server has taken in what a test sent (the budget holds it), for at most 5 s: a loaded machine may take longer than any fixed pause. */
-async function until(condition: () => boolean): Promise<void> {
-  for (const end = Date.now() + 5_000; !condition() && Date.now() < end; ) await new Promise((resolve) => setTimeout(resolve, 10));
 }
 
 const head = (length: number | 'chunked') =>
@@ -70,7 +66,8 @@ test('bodies beyond the in-flight budget get 503 with retry-after, and fit again
   // Results arrive in the order reading ends: the refusal first, the slow upload when it leaves.
   const refusal = server.next();
   const slow = send(server.port, `${head(200)}${'y'.repeat(100)}`);
-  await until(() => budget.used === 100);
+  // The server has taken in what was sent (the budget holds it): a loaded machine may take longer than any fixed pause.
+  await eventually(() => expect(budget.used).toBe(100), 5_000);
   send(server.port, `${head(100)}${'x'.repeat(100)}`);
   expect(await refusal).toMatchObject({ kind: 'refused', error: { status: 503, kind: 'overloaded', headers: { 'retry-after': '1' } } });
   expect(budget.used).toBe(100);
@@ -100,7 +97,7 @@ test.each([
   const server = await bodyServer({ maxBodyBytes: 1_000, idleTimeoutMs: 5_000, budget });
   const result = server.next();
   const socket = send(server.port, `${head(500)}{"model":`);
-  await until(() => budget.used === '{"model":'.length);
+  await eventually(() => expect(budget.used).toBe('{"model":'.length), 5_000);
   leave(socket);
   // What arrived, not what was announced.
   expect(await result).toMatchObject({ kind: 'gone', held: '{"model":'.length });
@@ -112,7 +109,7 @@ test('an announced length holds nothing of the budget until its bytes arrive', a
   const server = await bodyServer({ maxBodyBytes: 1_000, idleTimeoutMs: 5_000, budget });
   // Eight uploads announcing 100 bytes each, one byte sent: eight bytes held, not 800.
   const trickles = Array.from({ length: 8 }, () => send(server.port, `${head(100)}{`));
-  await until(() => budget.used >= 8);
+  await eventually(() => expect(budget.used).toBeGreaterThanOrEqual(8), 5_000);
   expect(budget.used).toBe(8);
   const result = server.next();
   send(server.port, `${head(100)}${'x'.repeat(100)}`);

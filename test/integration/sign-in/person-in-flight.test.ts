@@ -3,7 +3,7 @@ import { LEASE_PERIOD, personAccount } from '../../../lambda/usage/usage-table.t
 import { startGateway, type Harness } from '../../support/gateway-harness.ts';
 import { signIn } from '../../support/sign-in.ts';
 import { ALICE, BOB, startSignInGateway, type SignInSetup } from '../../support/sign-in-gateway.ts';
-import { fixture, sendJson, startUpstream, type UpstreamStub } from '../../support/upstream-stub.ts';
+import { fixture, replyGate, sendJson, startUpstream, type UpstreamStub } from '../../support/upstream-stub.ts';
 
 /**
  * What bounds a person's overshoot of a cap (docs/sign-in.md, "How far a cap can be overshot"):
@@ -15,13 +15,14 @@ const CAP = 2;
 let upstream: UpstreamStub;
 let setup: SignInSetup;
 let second: Harness;
-/** While set, every upstream call waits for it instead of 300 ms (see the first test). */
-let hold: Promise<void> | undefined;
+/** Every upstream call waits 300 ms, or, in a batch, until the whole batch has asked (replyGate). */
+let gate: ReturnType<typeof replyGate>;
 
 beforeAll(async () => {
   upstream = await startUpstream();
+  gate = replyGate(upstream);
   upstream.reply(async (request, res) => {
-    await (hold ?? new Promise((resolve) => setTimeout(resolve, 300)));
+    await gate.passage();
     sendJson(200, JSON.parse(fixture('anthropic/text.json')))(request, res);
   });
   const upstreams = { ant: { type: 'anthropic', baseUrl: upstream.url } };
@@ -57,17 +58,8 @@ test('sessions and a key tied to the person, on two instances: at most the cap i
   const session = (await signIn(setup.gateway.url, ALICE)).access_token as string;
   const { key } = await setup.gateway.issueKey({ owner: ALICE.sub });
   const bearers = [session, key, session, key, session, key];
-  // The upstream answers only once every request is held there or refused: none ends, and gives
-  // its slot back, before the last has asked for one, however slowly a loaded machine runs them.
-  let release!: () => void;
-  hold = new Promise((resolve) => (release = resolve));
-  const before = upstream.requests.length;
-  let answered = 0;
-  const pending = Promise.all(bearers.map((bearer, index) => turn(index % 2 ? second : setup.gateway, bearer).finally(() => answered++)));
-  for (const until = Date.now() + 10_000; upstream.requests.length - before + answered < bearers.length && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 10));
-  release();
-  hold = undefined;
-  const answers = await pending;
+  // The upstream answers only once every request is held there or refused (replyGate).
+  const answers = await gate.batch(bearers.length, (index) => turn(index % 2 ? second : setup.gateway, bearers[index] as string));
   const served = answers.filter((answer) => answer.status === 200).length;
   expect(served).toBeGreaterThan(0);
   expect(served).toBeLessThanOrEqual(CAP);

@@ -1,5 +1,6 @@
 import { CounterBuffer } from './counter-buffer.ts';
-import { foldUsage, type RollupIncrement } from './rollup-fold.ts';
+import type { RollupIncrement } from './rollup-fold.ts';
+import { RollupTally } from './rollup-tally.ts';
 import type { DynamoStatsStore } from './stats-store.ts';
 import type { UsageEvent } from './usage-event.ts';
 import type { DayUsage, DynamoUsageStore, UsageTotals } from './usage-store.ts';
@@ -58,6 +59,8 @@ export class UsageRecorder {
   readonly #options: Required<Omit<UsageRecorderOptions, 'onWriteError' | 'stats'>> & Pick<UsageRecorderOptions, 'onWriteError'>;
   readonly #items = new CounterBuffer<DayItem>();
   readonly #rows = new CounterBuffer<RollupIncrement>();
+  /** Requests counted in the rollups since the last flush, folded into rows when it writes them. */
+  readonly #tally = new RollupTally();
   #flushing: Promise<void> | undefined;
   /** A flush was asked for while one was under way: it goes round once more. */
   #again = false;
@@ -88,14 +91,14 @@ export class UsageRecorder {
     }
     while (this.#mustWait(accounts, day, event.model)) await this.flush();
     for (const accountId of accounts) this.#items.add(itemKey(accountId, day, event.model), { accountId, day, model: event.model, counters });
-    if (this.#stats) foldUsage([event], this.#rows.pending);
+    if (this.#stats) this.#tally.add(event);
   }
 
   /** Backpressure: the buffers are full and this request would add to them. */
   #mustWait(accounts: string[], day: string, model: string): boolean {
     const items = this.#items.pending;
     if (items.size >= this.#options.maxPendingItems && accounts.some((account) => !items.has(itemKey(account, day, model)))) return true;
-    return this.#stats !== undefined && this.#rows.pending.size >= this.#options.maxPendingRows;
+    return this.#stats !== undefined && this.#rows.pending.size + this.#tally.rows >= this.#options.maxPendingRows;
   }
 
   /** Recorded day items of an account (a key id, `person#<sub>`) from `fromDay` on, plus what this instance has not written yet. */
@@ -119,9 +122,9 @@ export class UsageRecorder {
     return this.#store.releaseLease(keyId, leaseId, expiresAt);
   }
 
-  /** Day items and rollup rows not yet written (for tests and the shutdown message). */
+  /** Day items and rollup rows not yet written (for tests and the shutdown message); rows still tallied count at most once each. */
   get pendingItems(): number {
-    return this.#items.size + this.#rows.size;
+    return this.#items.size + this.#rows.size + this.#tally.rows;
   }
 
   /**
@@ -163,6 +166,7 @@ export class UsageRecorder {
     const concurrency = this.#options.writeConcurrency;
     const items = await this.#items.drain((item) => this.#store.add(item.accountId, item.day, item.model, item.counters, now), concurrency);
     const stats = this.#stats;
+    this.#tally.foldInto(this.#rows.pending);
     const rows = stats ? await this.#rows.drain((row) => stats.addRollup(row), concurrency) : { failed: 0, error: undefined };
     const failed = items.failed + rows.failed;
     if (failed > 0) this.#options.onWriteError?.(items.error ?? rows.error, failed);

@@ -12,7 +12,7 @@ import { parseBody } from './middleware/parse-body.ts';
 import { requestContext } from './middleware/request-context.ts';
 import type { GatewayMiddleware } from './middleware/types.ts';
 import { requestLogLine } from './observability/request-log.ts';
-import { responseEnded, stateOf, type GatewayContext, type Preflight } from './request-state.ts';
+import { responseEnded, stateOf, type GatewayContext, type Preflight, type RequestState } from './request-state.ts';
 import { chargeableUsage, isMetered, requestCost } from './usage/metering.ts';
 import { usageEventOf } from './usage/usage-event.ts';
 
@@ -33,7 +33,21 @@ export function createGateway(deps: GatewayDeps) {
   const cache = new KeyCache(deps.settings.keyCacheSeconds);
   const configuredModels = new Set(deps.router.modelIds);
   const context = requestContext(deps.settings, { identity: deps.identity !== undefined, admin: deps.admin !== undefined });
-  const auth = authenticate(deps, cache);
+  const keyCheck = authenticate(deps, cache);
+  // Who the preflight found behind an event (npm start): the handler's run of that same event
+  // takes it over instead of hashing and looking up the credential a second time.
+  const checked = new WeakMap<LambdaFunctionURLEvent, Pick<RequestState, 'key' | 'policy'> & { principal: NonNullable<RequestState['principal']> }>();
+  const auth: GatewayMiddleware = {
+    async before(request) {
+      const found = checked.get(request.event);
+      if (found === undefined) return keyCheck.before?.(request);
+      checked.delete(request.event);
+      const state = stateOf(request.context);
+      state.principal = found.principal;
+      if (found.key !== undefined) state.key = found.key;
+      if (found.policy !== undefined) state.policy = found.policy;
+    },
+  };
   const handler = middy<LambdaFunctionURLEvent, HandlerResponse, Error, GatewayContext>({
     executionMode: executionModeStreamifyResponse,
     // The gateway keeps its own deadline (it must also bound the streaming phase).
@@ -83,14 +97,16 @@ export function createGateway(deps: GatewayDeps) {
 
   return Object.assign(handler, {
     async preflight(event: LambdaFunctionURLEvent): Promise<Preflight> {
-      const request = { event, context: {} as GatewayContext, response: undefined, error: undefined, internal: {} } as unknown as Request;
+      // The event's request id: the handler's run of this event opens its state under the same one.
+      const request = { event, context: { awsRequestId: event.requestContext.requestId } as GatewayContext, response: undefined, error: undefined, internal: {} } as unknown as Request;
       try {
         await context.before?.(request);
-        await auth.before?.(request);
+        await keyCheck.before?.(request);
         // Past the credential check without a principal: an open route. It takes the body its
         // route allows (a sign-in form's few KB), else none; an authenticated one, the body limit.
         const state = request.context.gateway;
         const authenticated = state.principal !== undefined;
+        if (state.principal !== undefined) checked.set(event, { key: state.key, principal: state.principal, policy: state.policy });
         const limit = state.route?.maxBodyBytes;
         const refusal = smallBodyOnly(event, limit);
         return { ...(refusal ? { refusal } : {}), authenticated, maxBodyBytes: limit ?? (authenticated ? deps.settings.maxBodyBytes : 0) };

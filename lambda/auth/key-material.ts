@@ -61,7 +61,7 @@ export function looksLikeRefreshToken(candidate: string): boolean {
 /**
  * Hex SHA-256 of a high-entropy secret (key, token, code): what the tables store and key items by.
  * One-shot `hash` rather than a createHash object: half the cost, and every request hashes its key
- * (twice on npm start: the preflight, then the handler).
+ * (once on npm start too: the handler takes over the preflight's check, lambda/gateway.ts).
  */
 export function hashSecret(secret: string): string {
   return hash('sha256', secret, 'hex');

@@ -14,6 +14,11 @@ import { expectBelow } from './support/measure.ts';
  * second start on a busy port with an unhandled EADDRINUSE trace.
  */
 const ROOT = new URL('../../', import.meta.url).pathname;
+
+/** The Node flags of a command line (`node --flag … bin/dev-server.ts`). */
+const nodeFlags = (command: string[]) => command.filter((word) => word.startsWith('--'));
+/** `npm start`'s own: the documented commands must run Node as it does (memory and CPU per request, docs/single-host.md). */
+const npmStartFlags = () => nodeFlags((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(' '));
 const CONFIG = { upstreams: { sim: { type: 'simulator' } }, routes: [{ model: '*', upstream: 'sim' }] };
 const GRACE_MS = 2_000;
 
@@ -169,6 +174,7 @@ describe('1. the systemd unit and the container of docs/single-host.md work as w
     const env = Object.fromEntries(directive('Environment').split(' ').map((pair) => pair.split('=') as [string, string]));
     expect(env).toMatchObject({ HOST: '127.0.0.1', GATEWAY_DATA_DIR: '/var/lib/agent-gateway' });
     expect(directive('StateDirectory')).toBe('agent-gateway');
+    expect(nodeFlags(directive('ExecStart').split(' '))).toEqual(npmStartFlags());
     await serveAndStop(directive('ExecStart').split(' '), env, directive('KillSignal') as NodeJS.Signals, Number(directive('TimeoutStopSec')) * 1000);
   });
 
@@ -182,6 +188,7 @@ describe('1. the systemd unit and the container of docs/single-host.md work as w
     const env = Object.fromEntries((/^ENV (.+)$/m.exec(dockerfile)?.[1] as string).split(' ').map((pair) => pair.split('=') as [string, string]));
     expect(env).toMatchObject({ HOST: '0.0.0.0', GATEWAY_DATA_DIR: '/data' });
     const cmd = JSON.parse(/^CMD (.+)$/m.exec(dockerfile)?.[1] as string) as string[];
+    expect(nodeFlags(cmd)).toEqual(npmStartFlags());
     const signal = /^STOPSIGNAL (\w+)$/m.exec(dockerfile)?.[1] as NodeJS.Signals;
     // Listening on loopback only here (tests reach nothing beyond it); in the container HOST=0.0.0.0.
     await serveAndStop(cmd, { ...env, HOST: '127.0.0.1' }, signal, 15_000);

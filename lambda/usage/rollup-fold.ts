@@ -3,9 +3,9 @@ import type { UsageEvent } from './usage-event.ts';
 
 /**
  * The one fold from usage events to rollup rows, pure. Both write paths use it: npm start's
- * UsageRecorder adds requests up by hour and dimension values (rollup-tally.ts), folds them at
- * each flush and ADDs the rows; on Lambda the aggregator folds each whole minute of event items and writes the rows under a
- * watermark (docs/console.md, "Usage rollups").
+ * UsageRecorder adds requests up by hour and dimension values (rollup-tally.ts), folds the sums
+ * at each flush and ADDs the rows; on Lambda the aggregator folds each whole minute of event
+ * items and writes the rows under a watermark (docs/console.md, "Usage rollups").
  */
 
 /** What the rollups need of a usage event (on Lambda, the event item holds exactly this). */
@@ -95,8 +95,8 @@ export function addCounters(into: RollupCounters, from: RollupCounters): void {
 
 /**
  * Folds events into the increments of the rows they count in: every dimension value at every
- * granularity (hour, day, month). Added into `into` when given (a flush's pending rows, the aggregator's minute), so
- * folding events one by one or all at once gives the same rows.
+ * granularity (hour, day, month). Added into `into` when given (a flush's pending rows, the
+ * aggregator's minute), so folding events one by one or all at once gives the same rows.
  */
 export function foldUsage(events: Iterable<RollupSource>, into = new Map<string, RollupIncrement>()): Map<string, RollupIncrement> {
   for (const event of events) foldCounters(event, eventCounters(event), into);

@@ -7,8 +7,6 @@ interface Tally {
   /** The first event of its kind: what the rows are keyed by (the hour of `at` and the dimension values). */
   event: Dimensions;
   counters: RollupCounters;
-  /** How many rows it folds into, at most. */
-  rows: number;
 }
 
 const HOUR_MS = 3_600_000;
@@ -24,7 +22,7 @@ export class RollupTally {
   #tallies = new Map<string, Tally>();
   #rows = 0;
 
-  /** Rows the tallies fold into, at most (rows shared by tallies of one day are counted once each). */
+  /** Rows the tallies fold into, at most: a row two tallies share (the same day, other hours) is counted for each. */
   get rows(): number {
     return this.#rows;
   }
@@ -33,9 +31,8 @@ export class RollupTally {
     const key = tallyKey(event);
     const tally = this.#tallies.get(key);
     if (tally) return addCounters(tally.counters, eventCounters(event));
-    const rows = GRANULARITIES.length * dimensionValues(event).length;
-    this.#tallies.set(key, { event: dimensionsOf(event), counters: eventCounters(event), rows });
-    this.#rows += rows;
+    this.#tallies.set(key, { event: dimensionsOf(event), counters: eventCounters(event) });
+    this.#rows += GRANULARITIES.length * dimensionValues(event).length;
   }
 
   /** Folds every tally into `rows` (a flush's pending rows) and starts over. */

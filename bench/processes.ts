@@ -31,7 +31,12 @@ const OUTPUT_LIMIT = 8_000;
  */
 export function npmStartNodeFlags(): string[] {
   const start = (JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { scripts: { start: string } }).scripts.start;
-  return start.split(' ').filter((word) => word.startsWith('--'));
+  return nodeFlagsOf(start.split(' '));
+}
+
+/** The Node flags of a command line's words (`node --flag … bin/dev-server.ts`). */
+export function nodeFlagsOf(command: readonly string[]): string[] {
+  return command.filter((word) => word.startsWith('--'));
 }
 
 /**

@@ -122,7 +122,7 @@ export class UsageRecorder {
     return this.#store.releaseLease(keyId, leaseId, expiresAt);
   }
 
-  /** Day items and rollup rows not yet written (for tests and the shutdown message); rows still tallied count at most once each. */
+  /** Day items and rollup rows not yet written (for tests and the shutdown message); rows still tallied are counted as many as they may fold into. */
   get pendingItems(): number {
     return this.#items.size + this.#rows.size + this.#tally.rows;
   }

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
+import { nodeFlagsOf, npmStartNodeFlags } from '../../bench/processes.ts';
 import { importGraph, RUNTIME_ENTRIES } from '../support/import-graph.ts';
 import { childEnv, firstKey, runKeys, tempDir } from '../support/processes.ts';
 import { ChaosGateway } from './support/gateway.ts';
@@ -15,10 +16,6 @@ import { expectBelow } from './support/measure.ts';
  */
 const ROOT = new URL('../../', import.meta.url).pathname;
 
-/** The Node flags of a command line (`node --flag … bin/dev-server.ts`). */
-const nodeFlags = (command: string[]) => command.filter((word) => word.startsWith('--'));
-/** `npm start`'s own: the documented commands must run Node as it does (memory and CPU per request, docs/single-host.md). */
-const npmStartFlags = () => nodeFlags((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(' '));
 const CONFIG = { upstreams: { sim: { type: 'simulator' } }, routes: [{ model: '*', upstream: 'sim' }] };
 const GRACE_MS = 2_000;
 
@@ -174,7 +171,8 @@ describe('1. the systemd unit and the container of docs/single-host.md work as w
     const env = Object.fromEntries(directive('Environment').split(' ').map((pair) => pair.split('=') as [string, string]));
     expect(env).toMatchObject({ HOST: '127.0.0.1', GATEWAY_DATA_DIR: '/var/lib/agent-gateway' });
     expect(directive('StateDirectory')).toBe('agent-gateway');
-    expect(nodeFlags(directive('ExecStart').split(' '))).toEqual(npmStartFlags());
+    // The documented commands run Node as npm start does (memory and CPU per request, docs/single-host.md).
+    expect(nodeFlagsOf(directive('ExecStart').split(' '))).toEqual(npmStartNodeFlags());
     await serveAndStop(directive('ExecStart').split(' '), env, directive('KillSignal') as NodeJS.Signals, Number(directive('TimeoutStopSec')) * 1000);
   });
 
@@ -188,7 +186,7 @@ describe('1. the systemd unit and the container of docs/single-host.md work as w
     const env = Object.fromEntries((/^ENV (.+)$/m.exec(dockerfile)?.[1] as string).split(' ').map((pair) => pair.split('=') as [string, string]));
     expect(env).toMatchObject({ HOST: '0.0.0.0', GATEWAY_DATA_DIR: '/data' });
     const cmd = JSON.parse(/^CMD (.+)$/m.exec(dockerfile)?.[1] as string) as string[];
-    expect(nodeFlags(cmd)).toEqual(npmStartFlags());
+    expect(nodeFlagsOf(cmd)).toEqual(npmStartNodeFlags());
     const signal = /^STOPSIGNAL (\w+)$/m.exec(dockerfile)?.[1] as NodeJS.Signals;
     // Listening on loopback only here (tests reach nothing beyond it); in the container HOST=0.0.0.0.
     await serveAndStop(cmd, { ...env, HOST: '127.0.0.1' }, signal, 15_000);

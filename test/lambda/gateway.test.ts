@@ -1,5 +1,6 @@
 import { jest } from '@jest/globals';
 import { startGateway, type Harness } from '../support/gateway-harness.ts';
+import { messagesWith } from '../support/sign-in-gateway.ts';
 
 /** lambda/gateway.ts: the pipeline's own seams (the preflight npm start runs before reading a body). */
 const SIM = { upstreams: { sim: { type: 'simulator' } }, routes: [{ model: '*', upstream: 'sim' }] };
@@ -7,13 +8,7 @@ const SIM = { upstreams: { sim: { type: 'simulator' } }, routes: [{ model: '*', 
 let gateway: Harness;
 afterEach(() => gateway.close());
 
-function post(key: string): Promise<Response> {
-  return fetch(`${gateway.url}/first/v1/messages`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'sim-a', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }),
-  });
-}
+const post = (key: string) => messagesWith(gateway.url, key);
 
 test('the handler takes over the key check of its own request\'s preflight: one key lookup per request', async () => {
   // No key cache: every check reads the key table, so the reads count the checks.

@@ -1,14 +1,7 @@
 import { addCounters, foldUsage, isError, rollupValue, ttfbBucket, type RollupIncrement } from '../../../lambda/usage/rollup-fold.ts';
 import { ROLLUP_RETENTION_DAYS, TTFB_BOUNDS_MS } from '../../../lambda/usage/stats-table.ts';
 import { seededRandom } from '../../support/chunking.ts';
-import { expectedRows, randomEvents, sorted, type Rows } from './usage-events.ts';
-
-/** The fold's rows in the shape expectedRows gives (zeros left out). */
-function asRows(folded: Map<string, RollupIncrement>): Rows {
-  const rows: Rows = new Map();
-  for (const row of folded.values()) rows.set(`${row.pk}|${row.sk}`, Object.fromEntries(Object.entries(row.counters).filter(([, value]) => value !== 0)));
-  return rows;
-}
+import { asRows, expectedRows, randomEvents, sorted } from './usage-events.ts';
 
 
 describe('foldUsage: rollups are the sum of the events, for every dimension and bucket', () => {

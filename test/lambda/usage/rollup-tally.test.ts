@@ -1,13 +1,7 @@
 import { foldUsage, type RollupIncrement } from '../../../lambda/usage/rollup-fold.ts';
 import { RollupTally } from '../../../lambda/usage/rollup-tally.ts';
 import type { UsageEvent } from '../../../lambda/usage/usage-event.ts';
-import { expectedRows, randomEvents, sorted, type Rows } from './usage-events.ts';
-
-function asRows(folded: Map<string, RollupIncrement>): Rows {
-  const rows: Rows = new Map();
-  for (const row of folded.values()) rows.set(`${row.pk}|${row.sk}`, Object.fromEntries(Object.entries(row.counters).filter(([, value]) => value !== 0)));
-  return rows;
-}
+import { asRows, expectedRows, randomEvents, sorted } from './usage-events.ts';
 
 function tallied(events: readonly UsageEvent[]): Map<string, RollupIncrement> {
   const tally = new RollupTally();

@@ -1,6 +1,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { ensureStatsTable, ensureUsageTable, localDynamo, startEmbeddedStore, type EmbeddedStore } from '../../../bin/local/embedded-store.ts';
 import type { DynamoApi } from '../../../lambda/aws/dynamodb.ts';
+import type { RollupIncrement } from '../../../lambda/usage/rollup-fold.ts';
 import { TTFB_BOUNDS_MS } from '../../../lambda/usage/stats-table.ts';
 import type { UsageEvent } from '../../../lambda/usage/usage-event.ts';
 import { seededRandom } from '../../support/chunking.ts';
@@ -53,6 +54,13 @@ export function counting(client: DynamoApi, counted: string): { client: DynamoAp
 
 /** A rollup row as a test sees it: its keys and its non-zero counters. */
 export type Rows = Map<string, Record<string, number>>;
+
+/** A fold's rows in the shape expectedRows gives (zeros left out). */
+export function asRows(folded: Map<string, RollupIncrement>): Rows {
+  const rows: Rows = new Map();
+  for (const row of folded.values()) rows.set(`${row.pk}|${row.sk}`, Object.fromEntries(Object.entries(row.counters).filter(([, value]) => value !== 0)));
+  return rows;
+}
 
 /** What the rollups must hold for `events`: `R#gran#dim#period|bucket#value` -> counters (zeros left out). */
 export function expectedRows(events: readonly UsageEvent[]): Rows {

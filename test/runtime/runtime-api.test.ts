@@ -43,3 +43,18 @@ test('a handler that does not exist: `/init/error`, the invocation fails with th
   expect(real.lambda.api.outcomes[0]?.result).toBe('Runtime.HandlerNotFound');
   await eventually(() => expect(real?.lambda.starts[0]?.exit?.code).not.toBe(0));
 });
+
+test.each([
+  [256, 12, 231],
+  [1769, 88, 1593],
+])('at %i MB the runtime process runs with the bootstrap\'s Node flags: %i MB semi-spaces, %i MB of old generation, gc() exposed', async (memoryMb, semiMb, oldMb) => {
+  real = await startRealProbe('handlers.handler', memoryMb);
+  const flags = JSON.parse((await real.get('/node-flags')).body.toString()) as { execArgv: string[]; gc: string; heapLimitMb: number };
+  expect(flags.execArgv).toEqual(['--expose-gc', '--max-http-header-size', '81920', `--max-semi-space-size=${semiMb}`, `--max-old-space-size=${oldMb}`]);
+  expect(flags.gc).toBe('function');
+  // V8's limit is the old generation plus the young one's: three semi-spaces, each rounded up to
+  // a power of two (12 -> 16, 88 -> 128 MB). Both flags took effect; without them the limit would
+  // be V8's own default, from the machine's memory.
+  expect(flags.heapLimitMb).toBeGreaterThanOrEqual(oldMb + 3 * semiMb);
+  expect(flags.heapLimitMb).toBeLessThanOrEqual(oldMb + 6 * semiMb);
+});

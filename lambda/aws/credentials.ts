@@ -18,10 +18,20 @@ export function awsCredentials(): AwsCredentialIdentityProvider {
   return provider;
 }
 
-async function fromLambdaEnvironment(): Promise<AwsCredentialIdentity> {
-  const { AWS_ACCESS_KEY_ID: accessKeyId, AWS_SECRET_ACCESS_KEY: secretAccessKey, AWS_SESSION_TOKEN: sessionToken } = process.env;
-  if (!accessKeyId || !secretAccessKey) throw new Error('The Lambda environment holds no AWS credentials.');
-  return { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) };
+/**
+ * Read once: a process's environment is its own (nothing outside can change it), so what the
+ * runtime put there at start is what every later call would read, and each read of
+ * `process.env` makes its strings anew (three per call, two calls per metered request).
+ */
+let lambdaIdentity: Promise<AwsCredentialIdentity> | undefined;
+
+function fromLambdaEnvironment(): Promise<AwsCredentialIdentity> {
+  lambdaIdentity ??= (async () => {
+    const { AWS_ACCESS_KEY_ID: accessKeyId, AWS_SECRET_ACCESS_KEY: secretAccessKey, AWS_SESSION_TOKEN: sessionToken } = process.env;
+    if (!accessKeyId || !secretAccessKey) throw new Error('The Lambda environment holds no AWS credentials.');
+    return { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) };
+  })();
+  return lambdaIdentity;
 }
 
 function standardChain(): AwsCredentialIdentityProvider {

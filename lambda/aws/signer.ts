@@ -56,16 +56,10 @@ export async function signAwsRequest(target: AwsSigning, request: RequestToSign,
   const payloadHash = givenHash ?? sha256Hex(request.body);
   if (givenHash === undefined) headers['x-amz-content-sha256'] = payloadHash;
 
-  const canonical = new Map<string, string>();
-  for (const name of Object.keys(headers).sort()) {
-    const lower = name.toLowerCase();
-    if (UNSIGNABLE.has(lower) || lower.startsWith('proxy-') || lower.startsWith('sec-')) continue;
-    canonical.set(lower, canonicalValue(headers[name] as string));
-  }
-  const names = [...canonical.keys()].sort();
+  const layout = layoutOf(headers);
   let canonicalHeaders = '';
-  for (const name of names) canonicalHeaders += `${name}:${canonical.get(name)}\n`;
-  const signedHeaders = names.join(';');
+  for (let i = 0; i < layout.lower.length; i++) canonicalHeaders += `${layout.lower[i]}:${layout.canonicalValue(i, headers[layout.source[i] as string] as string)}\n`;
+  const { signedHeaders } = layout;
   const canonicalRequest = `${request.method}\n${target_.path}\n${target_.query}\n${canonicalHeaders}\n${signedHeaders}\n${payloadHash}`;
   const stringToSign = `AWS4-HMAC-SHA256\n${longDate}\n${scope}\n${sha256Hex(canonicalRequest)}`;
   const signature = createHmac('sha256', signingKey(identity.secretAccessKey, shortDate, target)).update(stringToSign).digest('hex');
@@ -84,6 +78,55 @@ function canonicalValue(value: string): string {
   return NEEDS_FOLDING.test(value) ? value.replace(/[\r\n]/g, ' ').replace(/[ \t]+/g, ' ').replace(/^ | $/g, '') : value;
 }
 const NEEDS_FOLDING = /[\r\n\t]|  |^ | $/;
+
+/**
+ * Which headers a set of names signs, in canonical order: each signed header's lower-cased name,
+ * the name it has in the headers (when two differ only in case, the last in sorted order wins,
+ * as a Map keyed by the lower-cased name would have it) and `SignedHeaders`. The same few sets are
+ * signed over and over (an operation's headers, the date, the hash, the session token), so each
+ * layout is worked out once (a bounded cache). It also keeps each header's last value and its
+ * canonical form: the session token (a kilobyte on Lambda) is scanned once, not per signature.
+ */
+interface Layout {
+  lower: string[];
+  source: string[];
+  signedHeaders: string;
+  canonicalValue(index: number, value: string): string;
+}
+
+const layouts = new Map<string, Layout>();
+
+function layoutOf(headers: Record<string, string>): Layout {
+  let id = '';
+  for (const name in headers) id += `${name.length}:${name}`;
+  let layout = layouts.get(id);
+  if (layout === undefined) {
+    const byLower = new Map<string, string>();
+    for (const name of Object.keys(headers).sort()) {
+      const lower = name.toLowerCase();
+      if (UNSIGNABLE.has(lower) || lower.startsWith('proxy-') || lower.startsWith('sec-')) continue;
+      byLower.set(lower, name);
+    }
+    const lower = [...byLower.keys()].sort();
+    const raw: (string | undefined)[] = [];
+    const canonical: string[] = [];
+    layout = {
+      lower,
+      source: lower.map((name) => byLower.get(name) as string),
+      signedHeaders: lower.join(';'),
+      canonicalValue(index, value) {
+        if (raw[index] !== value) {
+          raw[index] = value;
+          canonical[index] = canonicalValue(value);
+        }
+        return canonical[index] as string;
+      },
+    };
+    if (layouts.size >= 50) layouts.clear();
+    layouts.set(id, layout);
+  }
+  return layout;
+}
 
 /**
  * Host, canonical path and query of a URL: the same few endpoints are signed over and over (the

@@ -63,4 +63,17 @@ describe('the same headers as the AWS SDK signer (@smithy/signature-v4), byte fo
       expect(ours).toEqual(await sdkHeaders(target, request, credentials));
     }
   });
+
+  test('the same header names again with other values (each layout and canonical value is kept between signatures), and names that differ only in case', async () => {
+    const target = { service: 'bedrock', region: 'us-east-1' };
+    const url = 'https://bedrock-runtime.us-east-1.amazonaws.com/model/m/invoke';
+    const values = ['  js \t  x ', 'plain', 'a\r\nb', 'plain', '  js \t  x '];
+    for (const [i, value] of values.entries()) {
+      const request = { method: 'POST', url, headers: { 'content-type': 'application/json', 'x-stainless-lang': value }, body: `{"n":${i}}` };
+      const credentials = i % 2 === 0 ? sessionCredentials : { ...sessionCredentials, sessionToken: `${sessionCredentials.sessionToken}  ${i}` };
+      expect(await signAwsRequest(target, request, credentials, when)).toEqual(await sdkHeaders(target, request, credentials));
+    }
+    const twice = { method: 'POST', url, headers: { 'Content-Type': 'text/plain', 'content-type': 'application/json', 'X-Custom': 'B', 'x-custom': 'a' }, body: '{}' };
+    expect(await signAwsRequest(target, twice, sessionCredentials, when)).toEqual(await sdkHeaders(target, twice, sessionCredentials));
+  });
 });

@@ -10,6 +10,7 @@ import { startLambdaEnvironment, type LambdaEnvironment } from '../../test/runti
 import { FUNCTION_ROLE_CREDENTIALS } from '../../test/runtime/real-runtime.ts';
 import type { Invocation } from '../../test/runtime/runtime-api.ts';
 import { startAwsJsonFake, type AwsJsonFake } from '../../test/support/aws-json-fake.ts';
+import { RUNTIME_WRAPPER_PATH } from '../../lib/bundle-files.ts';
 import type { Launch } from '../bundle.ts';
 import { startChild, type BenchChild } from '../processes.ts';
 import { benchRoutingConfig } from '../workloads.ts';
@@ -102,6 +103,8 @@ export async function startDeployment(taskRoot: string): Promise<Deployment> {
       AWS_ENDPOINT_URL_DYNAMODB: await tls.front(store.endpoint),
       AWS_ENDPOINT_URL_SECRETSMANAGER: await tls.front(secrets.url),
       AWS_EC2_METADATA_DISABLED: 'true',
+      // As the stack sets it (lib/constructs/gateway-function.ts): the runtime starts through its wrapper.
+      AWS_LAMBDA_EXEC_WRAPPER: RUNTIME_WRAPPER_PATH,
       NODE_EXTRA_CA_CERTS: tls.caFile,
     };
 

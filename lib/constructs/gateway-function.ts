@@ -8,6 +8,7 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { RoutingConfig } from '../../lambda/config/routing.ts';
 import type { CorsConfig, TuningConfig } from '../config.ts';
+import { FILES_BESIDE_BUNDLE, RUNTIME_WRAPPER_FILE, RUNTIME_WRAPPER_PATH } from '../bundle-files.ts';
 import type { AccessStatement } from './bedrock-access.ts';
 import { CONFIG_FILE_NAME, configFileHooks } from './config-file.ts';
 import { consoleAssetHooks } from './console-assets.ts';
@@ -23,11 +24,6 @@ export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** The Lambda entry module; exported for the bundle-budget test. */
 export const HANDLER_ENTRY = fileURLToPath(new URL('../../lambda/handler.ts', import.meta.url));
 
-/**
- * Files the handler reads beside its bundle (`new URL('./<name>', import.meta.url)`), copied next
- * to index.mjs: the login helper script it serves (lambda/identity/helper-script.ts).
- */
-export const FILES_BESIDE_BUNDLE = ['lambda/identity/gateway-login.mjs'];
 
 /**
  * How the handler is bundled. The bundle-budget test builds with this same object, so the size
@@ -53,7 +49,11 @@ export const HANDLER_BUNDLING = {
   commandHooks: {
     beforeBundling: () => [],
     beforeInstall: () => [],
-    afterBundling: (inputDir: string, outputDir: string) => FILES_BESIDE_BUNDLE.map((file) => `cp "${inputDir}/${file}" "${outputDir}/${basename(file)}"`),
+    afterBundling: (inputDir: string, outputDir: string) => [
+      ...FILES_BESIDE_BUNDLE.map((file) => `cp "${inputDir}/${file}" "${outputDir}/${basename(file)}"`),
+      // Lambda refuses a wrapper it cannot execute (the zip keeps the mode): never leave it to a checkout's.
+      `chmod 755 "${outputDir}/${basename(RUNTIME_WRAPPER_FILE)}"`,
+    ],
   },
 } as const satisfies BundlingOptions;
 
@@ -240,6 +240,8 @@ function gatewayEnvironment(props: GatewayFunctionProps): Record<string, string>
     GATEWAY_USAGE_TABLE: props.usageTable.table.tableName,
     GATEWAY_STATS_TABLE: props.statsTable.table.tableName,
     GATEWAY_METRICS_NAMESPACE: props.metricsNamespace,
+    // The runtime starts through lambda/runtime-wrapper.sh: its command less --expose-gc (a faster cold start).
+    AWS_LAMBDA_EXEC_WRAPPER: RUNTIME_WRAPPER_PATH,
   };
   if (props.upstreamSecret) environment.GATEWAY_UPSTREAM_SECRET = props.upstreamSecret.secret.secretArn;
   for (const [setting, variable] of Object.entries(TUNING_ENVIRONMENT)) {

@@ -45,7 +45,7 @@ describe('GatewayStack', () => {
 
   test('passes the handler its contract: the config file in its bundle, table names, secret ARN, and nothing secret', () => {
     const variables: Record<string, unknown> = onlyResource(template, 'AWS::Lambda::Function', 'Gateway').properties.Environment.Variables;
-    expect(Object.keys(variables).sort()).toEqual(['GATEWAY_CONFIG_FILE', 'GATEWAY_KEYS_TABLE', 'GATEWAY_METRICS_NAMESPACE', 'GATEWAY_STATS_TABLE', 'GATEWAY_UPSTREAM_SECRET', 'GATEWAY_USAGE_TABLE']);
+    expect(Object.keys(variables).sort()).toEqual(['AWS_LAMBDA_EXEC_WRAPPER', 'GATEWAY_CONFIG_FILE', 'GATEWAY_KEYS_TABLE', 'GATEWAY_METRICS_NAMESPACE', 'GATEWAY_STATS_TABLE', 'GATEWAY_UPSTREAM_SECRET', 'GATEWAY_USAGE_TABLE']);
     expect(variables.GATEWAY_STATS_TABLE).toEqual({ Ref: STATS_TABLE_LOGICAL_ID });
     expect(variables.GATEWAY_METRICS_NAMESPACE).toBe(config.stackName);
     expect(variables.GATEWAY_USAGE_TABLE).toEqual({ Ref: USAGE_TABLE_LOGICAL_ID });

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, constants, existsSync } from 'node:fs';
 import { startRuntimeApi, type Invocation, type RuntimeApi } from './runtime-api.ts';
 
 /**
@@ -58,6 +59,30 @@ export function runtimeNodeFlags(memoryMb: number): string[] {
   return ['--expose-gc', '--max-http-header-size', '81920', `--max-semi-space-size=${Math.floor(newSpaceMb / 2)}`, `--max-old-space-size=${memoryMb - newSpaceMb}`];
 }
 
+/**
+ * What the bootstrap executes: node, or the function's exec wrapper (AWS_LAMBDA_EXEC_WRAPPER) with
+ * node's command line as its arguments, after the same checks (a missing wrapper exits 127, one
+ * that is not executable 126, and Init fails). The function's own files are at /var/task on
+ * Lambda: a path there is read in the task root.
+ * https://docs.aws.amazon.com/lambda/latest/dg/runtimes-modify.html#runtime-wrapper
+ */
+function bootstrapCommand(wrapper: string | undefined, taskRoot: string, nodeArgs: string[]): { command: string; args: string[] } {
+  if (!wrapper) return { command: process.execPath, args: nodeArgs };
+  const path = wrapper.replace(/^\/var\/task(?=\/)/, taskRoot);
+  const refusal = !existsSync(path) ? [`${wrapper}: does not exist`, 127] : !isExecutable(path) ? [`${wrapper}: is not an executable`, 126] : undefined;
+  if (refusal) return { command: '/bin/sh', args: ['-c', 'echo "$0"; exit "$1"', String(refusal[0]), String(refusal[1])] };
+  return { command: path, args: [process.execPath, ...nodeArgs] };
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export async function startLambdaEnvironment(options: LambdaEnvironmentOptions): Promise<LambdaEnvironment> {
   const functionName = options.functionName ?? 'gateway-ric';
   // Set when a runtime process starts, cleared by its first poll of /next.
@@ -80,7 +105,7 @@ export async function startLambdaEnvironment(options: LambdaEnvironmentOptions):
 
   // The variables Lambda defines for a Node.js function:
   // https://docs.aws.amazon.com/lambda/latest/dg/configuration-envvars.html#configuration-envvars-runtime
-  const environment = {
+  const environment: Record<string, string> = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     LANG: 'en_US.UTF-8',
     TZ: ':UTC',
@@ -101,8 +126,8 @@ export async function startLambdaEnvironment(options: LambdaEnvironmentOptions):
   };
 
   const start = () => {
-    const args = [...runtimeNodeFlags(options.memoryMb ?? DEFAULT_MEMORY_MB), options.ricEntry];
-    const command = options.launch?.(process.execPath, args) ?? { command: process.execPath, args };
+    const runtime = bootstrapCommand(environment.AWS_LAMBDA_EXEC_WRAPPER, options.taskRoot, [...runtimeNodeFlags(options.memoryMb ?? DEFAULT_MEMORY_MB), options.ricEntry]);
+    const command = options.launch?.(runtime.command, runtime.args) ?? runtime;
     initializing = true;
     const started = spawn(command.command, command.args, { cwd: options.taskRoot, env: environment, stdio: ['ignore', 'pipe', 'pipe'] });
     const record: LambdaEnvironment['starts'][number] = { pid: started.pid, exit: undefined };

@@ -7,6 +7,7 @@ import { DynamoStatsStore } from '../../lambda/usage/stats-store.ts';
 import { ensureIdentityTable, ensureKeyTable, ensureStatsTable, ensureUsageTable, localDynamo, startEmbeddedStore } from '../../bin/local/embedded-store.ts';
 import { DEFAULT_PACED_MODEL } from '../../bin/local/smoke-delivery.ts';
 import { CONFIG_FILE_NAME, configFileCommands } from '../../lib/constructs/config-file.ts';
+import { RUNTIME_WRAPPER_PATH } from '../../lib/bundle-files.ts';
 import { startAwsJsonFake, type AwsJsonFake } from '../support/aws-json-fake.ts';
 import type { TestIdp } from '../support/oidc-idp.ts';
 import { builtRicEntry } from './build-ric.ts';
@@ -115,6 +116,8 @@ export async function startRealRuntime(options: RealRuntimeOptions): Promise<Rea
       AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
       AWS_ENDPOINT_URL_DYNAMODB: options.dynamoEndpoint ? await options.dynamoEndpoint(store.endpoint) : store.endpoint,
       AWS_EC2_METADATA_DISABLED: 'true',
+      // As the stack sets it: the production bundle's asset holds the wrapper (a fixture's does not).
+      ...(options.taskRoot === undefined ? { AWS_LAMBDA_EXEC_WRAPPER: RUNTIME_WRAPPER_PATH } : {}),
       ...options.environment,
     },
   });

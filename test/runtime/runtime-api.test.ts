@@ -1,3 +1,5 @@
+import { fileURLToPath } from 'node:url';
+import { RUNTIME_WRAPPER_FILE } from '../../lib/bundle-files.ts';
 import { eventually } from '../support/processes.ts';
 import { startRealProbe, type RealProbe } from './probe-runtimes.ts';
 
@@ -48,7 +50,7 @@ test.each([
   [256, 12, 231],
   [1769, 88, 1593],
 ])('at %i MB the runtime process runs with the bootstrap\'s Node flags: %i MB semi-spaces, %i MB of old generation, gc() exposed', async (memoryMb, semiMb, oldMb) => {
-  real = await startRealProbe('handlers.handler', memoryMb);
+  real = await startRealProbe('handlers.handler', { memoryMb });
   const flags = JSON.parse((await real.get('/node-flags')).body.toString()) as { execArgv: string[]; gc: string; heapLimitMb: number };
   expect(flags.execArgv).toEqual(['--expose-gc', '--max-http-header-size', '81920', `--max-semi-space-size=${semiMb}`, `--max-old-space-size=${oldMb}`]);
   expect(flags.gc).toBe('function');
@@ -57,4 +59,23 @@ test.each([
   // be V8's own default, from the machine's memory.
   expect(flags.heapLimitMb).toBeGreaterThanOrEqual(oldMb + 3 * semiMb);
   expect(flags.heapLimitMb).toBeLessThanOrEqual(oldMb + 6 * semiMb);
+});
+
+test('through the gateway\'s exec wrapper (AWS_LAMBDA_EXEC_WRAPPER, as the stack sets it) the runtime runs with the same flags less --expose-gc', async () => {
+  const wrapper = fileURLToPath(new URL(`../../${RUNTIME_WRAPPER_FILE}`, import.meta.url));
+  real = await startRealProbe('handlers.handler', { memoryMb: 256, environment: { AWS_LAMBDA_EXEC_WRAPPER: wrapper } });
+  const flags = JSON.parse((await real.get('/node-flags')).body.toString()) as { execArgv: string[]; gc: string };
+  expect(flags.execArgv).toEqual(['--max-http-header-size', '81920', '--max-semi-space-size=12', '--max-old-space-size=231']);
+  expect(flags.gc).toBe('undefined');
+  // The same process serves on: the wrapper exec'd node, it did not stay in between.
+  expect((await real.get('/')).status).toBe(200);
+  expect(real.lambda.starts).toHaveLength(1);
+});
+
+test('a wrapper that is not there fails Init, as the bootstrap does (exit 127), and nothing is served', async () => {
+  real = await startRealProbe('handlers.handler', { environment: { AWS_LAMBDA_EXEC_WRAPPER: '/var/task/no-such-wrapper.sh' } });
+  const failed = await real.get('/');
+  expect(failed.status).toBeGreaterThanOrEqual(500);
+  await eventually(() => expect(real?.lambda.starts[0]?.exit).toEqual({ code: 127, signal: null }));
+  expect(real.lambda.stdout.join('\n')).toContain('/var/task/no-such-wrapper.sh: does not exist');
 });

@@ -10,7 +10,8 @@ import { DIST_DIR } from '../../../bin/build-console.ts';
 import { parseRoutingConfig } from '../../../lambda/config/routing.ts';
 import { CONFIG_FILE_NAME } from '../../../lib/constructs/config-file.ts';
 import { consoleAssetHooks } from '../../../lib/constructs/console-assets.ts';
-import { FILES_BESIDE_BUNDLE, HANDLER_BUNDLING, PROJECT_ROOT } from '../../../lib/constructs/gateway-function.ts';
+import { FILES_BESIDE_BUNDLE, RUNTIME_WRAPPER_FILE, RUNTIME_WRAPPER_PATH } from '../../../lib/bundle-files.ts';
+import { HANDLER_BUNDLING, PROJECT_ROOT } from '../../../lib/constructs/gateway-function.ts';
 import { onlyResource, synthGateway } from '../synth.ts';
 
 describe('GatewayFunction', () => {
@@ -34,6 +35,12 @@ describe('GatewayFunction', () => {
     expect(statSync(join(assetDir, 'index.mjs')).size).toBeLessThan(500_000);
     // The login helper the handler serves (GET /login/helper.mjs) is beside the bundle, as in the repository.
     for (const file of FILES_BESIDE_BUNDLE) expect(readFileSync(join(assetDir, basename(file)), 'utf8')).toBe(readFileSync(join(PROJECT_ROOT, file), 'utf8'));
+    // The runtime starts through the wrapper: it is in the asset where the environment names it, and
+    // executable (Lambda refuses to start a function whose wrapper is not, and the zip keeps the mode).
+    const environment = (onlyResource(template, 'AWS::Lambda::Function', 'Gateway').properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    expect(environment.AWS_LAMBDA_EXEC_WRAPPER).toBe(RUNTIME_WRAPPER_PATH);
+    expect(basename(RUNTIME_WRAPPER_PATH)).toBe(basename(RUNTIME_WRAPPER_FILE));
+    expect(statSync(join(assetDir, basename(RUNTIME_WRAPPER_FILE))).mode & 0o777).toBe(0o755);
     // The console page beside it, as committed (lambda/admin/assets.ts reads ./ui/dist from index.mjs).
     for (const file of ['index.html', 'manifest.json', ...Object.values(JSON.parse(readFileSync(join(DIST_DIR, 'manifest.json'), 'utf8')) as string[]).map((name) => `assets/${name}`)]) {
       expect([file, readFileSync(join(assetDir, 'ui', 'dist', file)).equals(readFileSync(join(DIST_DIR, file)))]).toEqual([file, true]);
@@ -53,7 +60,7 @@ describe('GatewayFunction', () => {
   test('the routing config is a file beside the bundle, and a change to it is a new asset (so a deploy carries it)', () => {
     const { app, template, config } = synthGateway({}, { bundle: true });
     const assetDir = bundledAsset(app, template);
-    expect(readdirSync(assetDir).sort()).toEqual(['gateway-config.json', 'gateway-login.mjs', 'index.mjs', 'index.mjs.map', 'ui']);
+    expect(readdirSync(assetDir).sort()).toEqual(['gateway-config.json', 'gateway-login.mjs', 'index.mjs', 'index.mjs.map', 'runtime-wrapper.sh', 'ui']);
     const file = readFileSync(join(assetDir, CONFIG_FILE_NAME), 'utf8');
     expect(parseRoutingConfig(JSON.parse(file))).toEqual(config.routing);
     expect(file).toBe(JSON.stringify(config.routing));

@@ -24,7 +24,6 @@ export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** The Lambda entry module; exported for the bundle-budget test. */
 export const HANDLER_ENTRY = fileURLToPath(new URL('../../lambda/handler.ts', import.meta.url));
 
-
 /**
  * How the handler is bundled. The bundle-budget test builds with this same object, so the size
  * and the module list it checks are those of what deploys.

@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
-import { FILES_BESIDE_BUNDLE, RUNTIME_WRAPPER_FILE } from '../lib/bundle-files.ts';
+import { besideBundleCommands } from '../lib/bundle-files.ts';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -43,9 +43,8 @@ export async function buildBundle(): Promise<BuiltBundle> {
   const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
   const path = join(dir, 'index.mjs');
   await esbuild.build({ ...BUNDLE_OPTIONS, mainFields: [...BUNDLE_OPTIONS.mainFields], external: [], entryPoints: [join(ROOT, 'lambda/handler.ts')], absWorkingDir: ROOT, outfile: path, logLevel: 'warning' });
-  // The rest of the function's asset, as the bundling hook copies it (the runtime's exec wrapper among it).
-  for (const file of FILES_BESIDE_BUNDLE) copyFileSync(join(ROOT, file), join(dir, basename(file)));
-  chmodSync(join(dir, basename(RUNTIME_WRAPPER_FILE)), 0o755);
+  // The rest of the function's asset, by the bundling hook's own commands (the runtime's exec wrapper among it).
+  for (const command of besideBundleCommands(ROOT.replace(/\/$/, ''), dir)) await run('/bin/sh', ['-c', command]);
   const code = readFileSync(path);
   return { dir, path, mapPath: `${path}.map`, bytes: code.length, gzipBytes: gzipSync(code).length };
 }

@@ -1,3 +1,5 @@
+import { basename } from 'node:path';
+
 /**
  * Files the function's asset holds beside its bundle (index.mjs), copied from the repository by
  * the bundling hook (lib/constructs/gateway-function.ts), and by the runtime tests and the
@@ -10,3 +12,13 @@ export const FILES_BESIDE_BUNDLE = ['lambda/identity/gateway-login.mjs', RUNTIME
 
 /** Where the wrapper is in the execution environment: the asset is unpacked at /var/task. */
 export const RUNTIME_WRAPPER_PATH = '/var/task/runtime-wrapper.sh';
+
+/**
+ * The shell commands that put those files beside a bundle in `outputDir`: the bundling hook's
+ * (NodejsFunction runs them), run as they are by the runtime tests and the benchmark. The wrapper
+ * is made executable whatever the checkout's mode: Lambda refuses one it cannot execute (the
+ * asset's zip keeps the mode).
+ */
+export function besideBundleCommands(inputDir: string, outputDir: string): string[] {
+  return [...FILES_BESIDE_BUNDLE.map((file) => `cp "${inputDir}/${file}" "${outputDir}/${basename(file)}"`), `chmod 755 "${outputDir}/${basename(RUNTIME_WRAPPER_FILE)}"`];
+}

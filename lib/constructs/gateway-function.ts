@@ -1,4 +1,3 @@
-import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Aws, Duration, Validations } from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -8,7 +7,7 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { RoutingConfig } from '../../lambda/config/routing.ts';
 import type { CorsConfig, TuningConfig } from '../config.ts';
-import { FILES_BESIDE_BUNDLE, RUNTIME_WRAPPER_FILE, RUNTIME_WRAPPER_PATH } from '../bundle-files.ts';
+import { besideBundleCommands, RUNTIME_WRAPPER_PATH } from '../bundle-files.ts';
 import type { AccessStatement } from './bedrock-access.ts';
 import { CONFIG_FILE_NAME, configFileHooks } from './config-file.ts';
 import { consoleAssetHooks } from './console-assets.ts';
@@ -48,11 +47,7 @@ export const HANDLER_BUNDLING = {
   commandHooks: {
     beforeBundling: () => [],
     beforeInstall: () => [],
-    afterBundling: (inputDir: string, outputDir: string) => [
-      ...FILES_BESIDE_BUNDLE.map((file) => `cp "${inputDir}/${file}" "${outputDir}/${basename(file)}"`),
-      // Lambda refuses a wrapper it cannot execute (the zip keeps the mode): never leave it to a checkout's.
-      `chmod 755 "${outputDir}/${basename(RUNTIME_WRAPPER_FILE)}"`,
-    ],
+    afterBundling: (inputDir: string, outputDir: string) => besideBundleCommands(inputDir, outputDir),
   },
 } as const satisfies BundlingOptions;
 

@@ -15,7 +15,6 @@ import { expectBelow } from './support/measure.ts';
  * second start on a busy port with an unhandled EADDRINUSE trace.
  */
 const ROOT = new URL('../../', import.meta.url).pathname;
-
 const CONFIG = { upstreams: { sim: { type: 'simulator' } }, routes: [{ model: '*', upstream: 'sim' }] };
 const GRACE_MS = 2_000;
 

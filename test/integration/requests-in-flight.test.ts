@@ -1,5 +1,6 @@
 import { LEASE_PERIOD } from '../../lambda/usage/usage-table.ts';
 import { startGateway, type Harness } from '../support/gateway-harness.ts';
+import { withinOneMinute } from '../support/minute-window.ts';
 import { fixture, replyGate, sendJson, startUpstream, type UpstreamStub } from '../support/upstream-stub.ts';
 
 /**
@@ -62,6 +63,8 @@ async function leases(id: string): Promise<string[] | undefined> {
 
 describe('the token counts reach the upstream, so key limits apply to them', () => {
   test('they count against requests per minute, in both directions', async () => {
+    // Four requests of 300 ms each, all in one minute's window.
+    await withinOneMinute(15);
     const { key } = await gateway.issueKey({ limits: { requestsPerMinute: 1 } });
     expect((await post(gateway, key, '/first/v1/messages/count_tokens', count)).status).toBe(200);
     const refused = await post(gateway, key, '/first/v1/messages', turn);

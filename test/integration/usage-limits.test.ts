@@ -2,6 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { utcDay } from '../../lambda/usage/usage-table.ts';
 import { startGateway, waitForLogs, type Harness } from '../support/gateway-harness.ts';
+import { withinOneMinute } from '../support/minute-window.ts';
 import { fixture, sendJson, sendSse, sseEvents, startUpstream, type UpstreamStub } from '../support/upstream-stub.ts';
 
 let upstream: UpstreamStub;
@@ -101,8 +102,7 @@ test('a stream cut short still records what was delivered (estimated where the u
 });
 
 test('requests per minute hold exactly across two instances under concurrency, with retry-after in each format', async () => {
-  // Keep the burst inside one minute window.
-  if (new Date().getUTCSeconds() > 55) await new Promise((resolve) => setTimeout(resolve, (61 - new Date().getUTCSeconds()) * 1000));
+  await withinOneMinute(5);
   const { key } = await gateway.issueKey({ limits: { requestsPerMinute: 5 } });
   const results = await Promise.all(
     Array.from({ length: 12 }, (_, index) =>

@@ -44,7 +44,7 @@ export async function buildBundle(): Promise<BuiltBundle> {
   const path = join(dir, 'index.mjs');
   await esbuild.build({ ...BUNDLE_OPTIONS, mainFields: [...BUNDLE_OPTIONS.mainFields], external: [], entryPoints: [join(ROOT, 'lambda/handler.ts')], absWorkingDir: ROOT, outfile: path, logLevel: 'warning' });
   // The rest of the function's asset, by the bundling hook's own commands (the runtime's exec wrapper among it).
-  for (const command of besideBundleCommands(ROOT.replace(/\/$/, ''), dir)) await run('/bin/sh', ['-c', command]);
+  for (const command of besideBundleCommands(ROOT.replace(/\/$/, ''), dir, BUNDLE_OPTIONS.target)) await run('/bin/sh', ['-c', command]);
   const code = readFileSync(path);
   return { dir, path, mapPath: `${path}.map`, bytes: code.length, gzipBytes: gzipSync(code).length };
 }

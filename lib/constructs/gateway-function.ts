@@ -27,10 +27,12 @@ export const HANDLER_ENTRY = fileURLToPath(new URL('../../lambda/handler.ts', im
  * How the handler is bundled. The bundle-budget test builds with this same object, so the size
  * and the module list it checks are those of what deploys.
  */
+/** Matches the runtime below; with Runtime.NODEJS_22_X (the fallback) use 'node22'. */
+const NODE_TARGET = 'node24';
+
 export const HANDLER_BUNDLING = {
   format: OutputFormat.ESM,
-  // Matches the runtime below; with Runtime.NODEJS_22_X (the fallback) use 'node22'.
-  target: 'node24',
+  target: NODE_TARGET,
   minify: true,
   // Maps give readable stack traces when NODE_OPTIONS=--enable-source-maps is set for
   // debugging; without the sources they stay small and ship no source code.
@@ -47,7 +49,7 @@ export const HANDLER_BUNDLING = {
   commandHooks: {
     beforeBundling: () => [],
     beforeInstall: () => [],
-    afterBundling: (inputDir: string, outputDir: string) => besideBundleCommands(inputDir, outputDir),
+    afterBundling: (inputDir: string, outputDir: string) => besideBundleCommands(inputDir, outputDir, NODE_TARGET),
   },
 } as const satisfies BundlingOptions;
 

@@ -12,10 +12,11 @@ import { startFunctionSecrets, startRealRuntime, type RealRuntime } from './real
  * fetch (undici) and what it drags in (http2, assert, readline, zlib) cost about 35 ms of
  * CPU at a full core, three times that at 512 MB; the request path never needs them, so a change
  * that loads them again (a global Response or Headers, an `import http from 'node:http'`) fails here.
+ * Nor node:http and worker_threads: the gateway's calls and its own runtime client
+ * (lambda/runtime-client/) speak HTTP/1.1 on sockets of their own; AWS's runtime client loads both.
  */
 const REPORTER = fileURLToPath(new URL('./fixtures/report-modules.mjs', import.meta.url));
-// (worker_threads is not among them: the runtime client itself loads it.)
-const AVOIDED = /internal\/deps\/undici|^NativeModule (http2|assert|readline)$/;
+const AVOIDED = /internal\/deps\/undici|^NativeModule (http|http2|assert|readline|worker_threads)$/;
 
 let runtime: RealRuntime;
 let secrets: AwsJsonFake;
@@ -56,7 +57,7 @@ async function loadedModules(): Promise<string[]> {
   return (JSON.parse(stderr.at(-1) as string) as { loadedModules: string[] }).loadedModules;
 }
 
-test('a cold start and its first requests load neither fetch (undici) nor http2, assert or readline', async () => {
+test('a cold start and its first requests load neither fetch (undici) nor http, http2, assert, readline or worker_threads', async () => {
   upstream.reply(sendJson(200, fixture('anthropic/text.json')));
   const first = await post('/first/v1/messages', { model: 'claude-x', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] });
   expect(first.status).toBe(200);
@@ -69,7 +70,7 @@ test('a cold start and its first requests load neither fetch (undici) nor http2,
 
   const loaded = await loadedModules();
   // The report itself is sound: the modules the request path does use are listed.
-  expect(loaded).toEqual(expect.arrayContaining(['NativeModule http', 'NativeModule crypto']));
+  expect(loaded).toEqual(expect.arrayContaining(['NativeModule net', 'NativeModule tls', 'NativeModule crypto']));
   expect(loaded.filter((name) => AVOIDED.test(name))).toEqual([]);
   expect(runtime.lambda.starts).toHaveLength(1);
 });

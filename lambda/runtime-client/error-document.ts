@@ -1,0 +1,15 @@
+/**
+ * The error document Lambda takes from a runtime (`/init/error`, `/invocation/{id}/error`, or
+ * base64 in a streamed response's trailer), shaped as AWS's own runtime client shapes it.
+ * https://docs.aws.amazon.com/lambda/latest/dg/runtimes-api.html#runtimes-api-invokeerror
+ */
+export interface ErrorDocument {
+  errorType: string;
+  errorMessage: string;
+  trace: string[];
+}
+
+export function errorDocument(error: unknown): ErrorDocument {
+  if (error instanceof Error) return { errorType: error.name || 'Error', errorMessage: error.message, trace: error.stack?.split('\n') ?? [] };
+  return { errorType: typeof error, errorMessage: String(error), trace: [] };
+}

@@ -42,13 +42,17 @@ const ACTIVITIES: Activity[] = [
   { name: 'upstream call and relay (upstream/, handlers/)', matches: (f) => f.module.startsWith('lambda/upstream/') || f.module.startsWith('lambda/handlers/') },
   { name: 'checks: context, key, body, limits (middleware/, auth/)', matches: (f) => f.module.startsWith('lambda/middleware/') || f.module.startsWith('lambda/auth/') },
   { name: 'middy pipeline and the rest of lambda/', matches: (f) => f.module.startsWith('lambda/') || f.module.startsWith('bundled node_modules/@middy') },
-  { name: 'runtime client: next invocation, response stream', matches: (f) => f.module.includes('aws-lambda-ric') },
+  // The gateway's own (runtime-client.mjs, beside the bundle, which the wrapper runs) or AWS's (GATEWAY_RUNTIME_CLIENT=aws).
+  { name: 'runtime client: next invocation, response stream', matches: (f) => isRuntimeClient(f.module) },
   { name: 'TLS (decrypt, encrypt, handshake)', matches: (f) => /tls|_tls_wrap/.test(f.module) },
   { name: 'garbage collection', matches: (f) => f.module === '(gc)' },
 ];
 
+const isRuntimeClient = (module: string) => module.includes('aws-lambda-ric') || module.endsWith('/runtime-client.mjs');
+
 function lambdaLayerOf(module: string): string {
   if (module.includes('aws-lambda-ric')) return 'Lambda runtime interface client (its JS)';
+  if (module.endsWith('/runtime-client.mjs')) return "the gateway's runtime client (runtime-client.mjs)";
   if (/^node:(internal\/)?(tls|_tls)|_tls_wrap|internal\/tls/.test(module)) return 'Node.js TLS';
   if (/^node:(internal\/)?(http|_http)|internal\/http/.test(module)) return 'Node.js http client';
   if (/^node:(internal\/)?(net|stream|streams|webstreams)|internal\/(streams|webstreams)/.test(module)) return 'Node.js net and streams';

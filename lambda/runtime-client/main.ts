@@ -87,6 +87,14 @@ export async function runRuntimeClient(env: NodeJS.ProcessEnv = process.env): Pr
     throw error;
   }
   const next = Buffer.from(`GET ${API}/invocation/next HTTP/1.1\r\nHost: ${address}\r\n\r\n`);
+  // Read once: they do not change, and each read of process.env makes its string anew.
+  const functionFields = {
+    functionName: env.AWS_LAMBDA_FUNCTION_NAME ?? '',
+    functionVersion: env.AWS_LAMBDA_FUNCTION_VERSION ?? '',
+    memoryLimitInMB: env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE ?? '',
+    logGroupName: env.AWS_LAMBDA_LOG_GROUP_NAME ?? '',
+    logStreamName: env.AWS_LAMBDA_LOG_STREAM_NAME ?? '',
+  };
   for (;;) {
     const invocation = await api.exchange(next);
     if (invocation.status !== 200) throw new Error(`the Runtime API answered /invocation/next with ${invocation.status}`);
@@ -97,13 +105,9 @@ export async function runRuntimeClient(env: NodeJS.ProcessEnv = process.env): Pr
     if (headers['lambda-runtime-trace-id']) process.env._X_AMZN_TRACE_ID = headers['lambda-runtime-trace-id'];
     else delete process.env._X_AMZN_TRACE_ID;
     const context: InvocationContext = {
+      ...functionFields,
       awsRequestId: requestId,
       invokedFunctionArn: headers['lambda-runtime-invoked-function-arn'] ?? '',
-      functionName: env.AWS_LAMBDA_FUNCTION_NAME ?? '',
-      functionVersion: env.AWS_LAMBDA_FUNCTION_VERSION ?? '',
-      memoryLimitInMB: env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE ?? '',
-      logGroupName: env.AWS_LAMBDA_LOG_GROUP_NAME ?? '',
-      logStreamName: env.AWS_LAMBDA_LOG_STREAM_NAME ?? '',
       clientContext: jsonHeader(headers['lambda-runtime-client-context']),
       identity: jsonHeader(headers['lambda-runtime-cognito-identity']),
       tenantId: headers['lambda-runtime-aws-tenant-id'],

@@ -35,10 +35,11 @@ export class RuntimeApiConnection {
 
   constructor(address: string) {
     const colon = address.lastIndexOf(':');
-    if (colon <= 0) throw new Error(`AWS_LAMBDA_RUNTIME_API is not host:port: ${address}`);
+    const port = Number(address.slice(colon + 1));
+    if (colon <= 0 || !/^\d{1,5}$/.test(address.slice(colon + 1)) || port < 1 || port > 65_535) throw new Error(`AWS_LAMBDA_RUNTIME_API is not host:port: ${address}`);
     this.address = address;
     this.#host = address.slice(0, colon);
-    this.#port = Number(address.slice(colon + 1));
+    this.#port = port;
   }
 
   /** The socket, connecting anew when there is none or the last one closed. */
@@ -56,14 +57,18 @@ export class RuntimeApiConnection {
         resolve(socket);
       });
       socket.once('error', reject);
+      // A socket this connection has already dropped (close(), a refused answer) may still
+      // deliver its last bytes and its close: neither concerns the one that replaced it.
       socket.on('data', (chunk: Buffer) => {
+        if (this.#socket !== socket) return;
         this.#chunks.push(chunk);
         this.#received += chunk.length;
         if (this.#received >= this.#need) this.#wake?.();
       });
       socket.once('close', () => {
+        if (this.#socket !== socket) return;
         this.#closed = new Error('the Runtime API closed the connection');
-        if (this.#socket === socket) this.#forget();
+        this.#forget();
         this.#wake?.();
       });
       this.#socket = socket;
@@ -106,8 +111,8 @@ export class RuntimeApiConnection {
     const data = this.#chunks.length === 1 ? (this.#chunks[0] as Buffer) : Buffer.concat(this.#chunks, this.#received);
     this.#chunks = [data];
     const headEnd = data.indexOf(HEAD_END);
+    if (headEnd > MAX_HEAD_BYTES || (headEnd < 0 && data.length > MAX_HEAD_BYTES)) throw this.#malformed('an answer head over 64 KiB');
     if (headEnd < 0) {
-      if (data.length > MAX_HEAD_BYTES) throw this.#malformed('an answer head over 64 KiB');
       this.#need = data.length + 1;
       return undefined;
     }

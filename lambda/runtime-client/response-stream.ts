@@ -71,6 +71,8 @@ export class InvocationResponseStream extends Writable {
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
     if (this.#ended) return callback(new Error('the response has already ended'));
+    // A socket already gone would never drain: the write fails now instead of hanging.
+    if (this.#socket.destroyed) return callback(new Error('the Runtime API closed the connection'));
     const parts: Buffer[] = [];
     if (chunk.length > 0) parts.push(Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, CRLF);
     // An empty write still starts the response: middy writes '' to send the head of an empty body.

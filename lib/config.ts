@@ -166,6 +166,12 @@ const GatewayContextSchema = z
      */
     memoryMb: z.int().min(128).max(10_240).default(256),
     /**
+     * Which Lambda runtime client serves the function: the gateway's own (lambda/runtime-client/,
+     * a third less CPU per warm request) or AWS's, the managed runtime's. 'aws' is the way back
+     * should a change of Lambda's ever break ours (docs/deployment.md, "The runtime client").
+     */
+    runtimeClient: z.enum(['gateway', 'aws']).default('gateway'),
+    /**
      * Caps concurrent invocations, each open stream holding one: the Function URL is public, so
      * this bounds what any flood of requests (and a leaked key's, past its own cap of requests in
      * flight) can run up, and keeps the gateway from taking the account's whole shared pool.

@@ -54,6 +54,7 @@ export class GatewayStack extends Stack {
       awsAccess: awsAccess.statements,
       timeout: Duration.seconds(config.timeoutSeconds),
       memoryMb: config.memoryMb,
+      runtimeClient: config.runtimeClient,
       reservedConcurrency: config.reservedConcurrency ?? undefined,
       logRetention: config.logRetentionDays,
       cors: config.cors,

@@ -79,6 +79,8 @@ export interface GatewayFunctionProps {
   awsAccess: AccessStatement[];
   timeout: Duration;
   memoryMb: number;
+  /** The gateway's own runtime client, or AWS's (the wrapper reads GATEWAY_RUNTIME_CLIENT). */
+  runtimeClient: 'gateway' | 'aws';
   reservedConcurrency: number | undefined;
   logRetention: RetentionDays;
   /** Absent = the Function URL answers no CORS preflight. */
@@ -236,9 +238,11 @@ function gatewayEnvironment(props: GatewayFunctionProps): Record<string, string>
     GATEWAY_USAGE_TABLE: props.usageTable.table.tableName,
     GATEWAY_STATS_TABLE: props.statsTable.table.tableName,
     GATEWAY_METRICS_NAMESPACE: props.metricsNamespace,
-    // The runtime starts through lambda/runtime-wrapper.sh: its command less --expose-gc (a faster cold start).
+    // The runtime starts through lambda/runtime-wrapper.sh: its command less --expose-gc (a faster
+    // cold start), with the gateway's runtime client in place of AWS's unless runtimeClient is 'aws'.
     AWS_LAMBDA_EXEC_WRAPPER: RUNTIME_WRAPPER_PATH,
   };
+  if (props.runtimeClient === 'aws') environment.GATEWAY_RUNTIME_CLIENT = 'aws';
   if (props.upstreamSecret) environment.GATEWAY_UPSTREAM_SECRET = props.upstreamSecret.secret.secretArn;
   for (const [setting, variable] of Object.entries(TUNING_ENVIRONMENT)) {
     const value = props.tuning[setting as keyof TuningConfig];

@@ -10,7 +10,7 @@ import { DIST_DIR } from '../../../bin/build-console.ts';
 import { parseRoutingConfig } from '../../../lambda/config/routing.ts';
 import { CONFIG_FILE_NAME } from '../../../lib/constructs/config-file.ts';
 import { consoleAssetHooks } from '../../../lib/constructs/console-assets.ts';
-import { FILES_BESIDE_BUNDLE, RUNTIME_WRAPPER_FILE, RUNTIME_WRAPPER_PATH } from '../../../lib/bundle-files.ts';
+import { FILES_BESIDE_BUNDLE, RUNTIME_CLIENT_FILE, RUNTIME_WRAPPER_FILE, RUNTIME_WRAPPER_PATH } from '../../../lib/bundle-files.ts';
 import { HANDLER_BUNDLING, PROJECT_ROOT } from '../../../lib/constructs/gateway-function.ts';
 import { onlyResource, synthGateway } from '../synth.ts';
 
@@ -41,6 +41,10 @@ describe('GatewayFunction', () => {
     expect(environment.AWS_LAMBDA_EXEC_WRAPPER).toBe(RUNTIME_WRAPPER_PATH);
     expect(basename(RUNTIME_WRAPPER_PATH)).toBe(basename(RUNTIME_WRAPPER_FILE));
     expect(statSync(join(assetDir, basename(RUNTIME_WRAPPER_FILE))).mode & 0o777).toBe(0o755);
+    // Beside it, the gateway's runtime client it runs (lambda/runtime-client/, bundled), and no
+    // GATEWAY_RUNTIME_CLIENT: ours is the default.
+    expect(readFileSync(join(assetDir, RUNTIME_CLIENT_FILE), 'utf8')).toContain('/2018-06-01/runtime');
+    expect(environment.GATEWAY_RUNTIME_CLIENT).toBeUndefined();
     // The console page beside it, as committed (lambda/admin/assets.ts reads ./ui/dist from index.mjs).
     for (const file of ['index.html', 'manifest.json', ...Object.values(JSON.parse(readFileSync(join(DIST_DIR, 'manifest.json'), 'utf8')) as string[]).map((name) => `assets/${name}`)]) {
       expect([file, readFileSync(join(assetDir, 'ui', 'dist', file)).equals(readFileSync(join(DIST_DIR, file)))]).toEqual([file, true]);
@@ -57,10 +61,17 @@ describe('GatewayFunction', () => {
     expect(await new Response(page?.body as ReadableStream).text()).toBe(readFileSync(join(DIST_DIR, 'index.html'), 'utf8'));
   });
 
+  test("runtimeClient 'aws' keeps AWS's runtime client (the wrapper reads GATEWAY_RUNTIME_CLIENT); another value is refused", () => {
+    const { template } = synthGateway({ runtimeClient: 'aws' });
+    const environment = (onlyResource(template, 'AWS::Lambda::Function', 'Gateway').properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    expect(environment).toMatchObject({ GATEWAY_RUNTIME_CLIENT: 'aws', AWS_LAMBDA_EXEC_WRAPPER: RUNTIME_WRAPPER_PATH });
+    expect(() => synthGateway({ runtimeClient: 'custom' })).toThrow(/runtimeClient/);
+  });
+
   test('the routing config is a file beside the bundle, and a change to it is a new asset (so a deploy carries it)', () => {
     const { app, template, config } = synthGateway({}, { bundle: true });
     const assetDir = bundledAsset(app, template);
-    expect(readdirSync(assetDir).sort()).toEqual(['gateway-config.json', 'gateway-login.mjs', 'index.mjs', 'index.mjs.map', 'runtime-wrapper.sh', 'ui']);
+    expect(readdirSync(assetDir).sort()).toEqual(['gateway-config.json', 'gateway-login.mjs', 'index.mjs', 'index.mjs.map', 'runtime-client.mjs', 'runtime-wrapper.sh', 'ui']);
     const file = readFileSync(join(assetDir, CONFIG_FILE_NAME), 'utf8');
     expect(parseRoutingConfig(JSON.parse(file))).toEqual(config.routing);
     expect(file).toBe(JSON.stringify(config.routing));

@@ -93,7 +93,11 @@ export class RuntimeApiConnection {
   async answer(): Promise<ApiAnswer> {
     for (;;) {
       const parsed = this.#received >= this.#need ? this.#parse() : undefined;
-      if (parsed) return parsed;
+      if (parsed) {
+        // The API will close this connection: the next exchange opens another rather than race it.
+        if (parsed.headers.connection?.toLowerCase() === 'close') this.close();
+        return parsed;
+      }
       if (this.#closed) throw this.#closed;
       await new Promise<void>((resolve) => (this.#wake = resolve));
       this.#wake = undefined;

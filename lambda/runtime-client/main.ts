@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { RuntimeApiConnection } from './api-connection.ts';
+import { RuntimeApiConnection, type ApiAnswer } from './api-connection.ts';
 import { errorDocument } from './error-document.ts';
 import { installGlobals, STREAMING } from './globals.ts';
 import { InvocationResponseStream } from './response-stream.ts';
@@ -96,7 +96,7 @@ export async function runRuntimeClient(env: NodeJS.ProcessEnv = process.env): Pr
     logStreamName: env.AWS_LAMBDA_LOG_STREAM_NAME ?? '',
   };
   for (;;) {
-    const invocation = await api.exchange(next);
+    const invocation = await nextInvocation(api, next);
     if (invocation.status !== 200) throw new Error(`the Runtime API answered /invocation/next with ${invocation.status}`);
     const { headers } = invocation;
     const requestId = headers['lambda-runtime-aws-request-id'];
@@ -124,6 +124,20 @@ export async function runRuntimeClient(env: NodeJS.ProcessEnv = process.env): Pr
       logError('the Runtime API did not acknowledge the response', requestId, error);
       api.close();
     }
+  }
+}
+
+/**
+ * Asks for the next invocation, once more on a new connection if the kept one fails: the API may
+ * have closed it while the environment waited (frozen between invocations). A second failure
+ * ends the process, and Lambda starts a new environment.
+ */
+async function nextInvocation(api: RuntimeApiConnection, request: Buffer): Promise<ApiAnswer> {
+  try {
+    return await api.exchange(request);
+  } catch {
+    api.close();
+    return api.exchange(request);
   }
 }
 

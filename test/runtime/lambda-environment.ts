@@ -32,6 +32,8 @@ export interface LambdaEnvironmentOptions {
    * (bench/lambda/ lifts the CPU quota for Init, as Lambda does for on-demand environments).
    */
   onInitDone?: () => void;
+  /** How the loopback Runtime API treats the runtime's connection. */
+  dropConnectionAfterAnswer?: boolean;
 }
 
 export interface LambdaEnvironment {
@@ -89,6 +91,7 @@ export async function startLambdaEnvironment(options: LambdaEnvironmentOptions):
   let initializing = false;
   const api = await startRuntimeApi({
     functionName,
+    ...(options.dropConnectionAfterAnswer ? { dropConnectionAfterAnswer: true } : {}),
     onPoll: () => {
       if (!initializing) return;
       initializing = false;

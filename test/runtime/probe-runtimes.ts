@@ -24,8 +24,16 @@ export interface RealProbe extends ProbeRuntime {
 }
 
 /** `handler` names an export of fixtures/handlers.mjs, as a function's Handler setting does. */
-export async function startRealProbe(handler = 'handlers.handler', options: { memoryMb?: number; environment?: Record<string, string> } = {}): Promise<RealProbe> {
-  const lambda = await startLambdaEnvironment({ ricEntry: requireRic(), taskRoot: FIXTURES, handler, timeoutMs: 10_000, environment: options.environment ?? {}, ...(options.memoryMb === undefined ? {} : { memoryMb: options.memoryMb }) });
+export async function startRealProbe(handler = 'handlers.handler', options: { memoryMb?: number; environment?: Record<string, string>; dropConnectionAfterAnswer?: boolean } = {}): Promise<RealProbe> {
+  const lambda = await startLambdaEnvironment({
+    ricEntry: requireRic(),
+    taskRoot: FIXTURES,
+    handler,
+    timeoutMs: 10_000,
+    environment: options.environment ?? {},
+    ...(options.memoryMb === undefined ? {} : { memoryMb: options.memoryMb }),
+    ...(options.dropConnectionAfterAnswer ? { dropConnectionAfterAnswer: true } : {}),
+  });
   const front = await startFunctionUrlFront((event) => lambda.invoke(event));
   return {
     lambda,

@@ -90,6 +90,11 @@ export interface RuntimeApiOptions {
   functionName: string;
   /** Called on every `/next` poll, before an invocation is handed out (a first poll ends the runtime's Init phase). */
   onPoll?: () => void;
+  /**
+   * Closes the runtime's connection right after acknowledging each response, without saying so
+   * (no `Connection: close`): what an endpoint may do to a kept-alive connection at any time.
+   */
+  dropConnectionAfterAnswer?: boolean;
 }
 
 export async function startRuntimeApi(options: RuntimeApiOptions): Promise<RuntimeApi> {
@@ -166,7 +171,7 @@ export async function startRuntimeApi(options: RuntimeApiOptions): Promise<Runti
         const errorType = header(req, 'lambda-runtime-function-error-type') ?? documentErrorType(body) ?? 'Unhandled';
         invocation.answer({ mode: 'error', errorType, body: body.toString('utf8') });
         invocation.finish();
-        accepted(res);
+        accepted(res, options.dropConnectionAfterAnswer);
       });
     }
     const contentType = header(req, 'content-type') ?? 'application/octet-stream';
@@ -174,10 +179,10 @@ export async function startRuntimeApi(options: RuntimeApiOptions): Promise<Runti
       return readAll(req).then((body) => {
         invocation.answer({ mode: 'buffered', contentType, body });
         invocation.finish();
-        accepted(res);
+        accepted(res, options.dropConnectionAfterAnswer);
       });
     }
-    receiveStream(req, res, invocation, contentType);
+    receiveStream(req, res, invocation, contentType, options.dropConnectionAfterAnswer);
   });
   // Invocations wait on `/next` for as long as it takes, like the real API.
   server.requestTimeout = 0;
@@ -258,7 +263,7 @@ export async function startRuntimeApi(options: RuntimeApiOptions): Promise<Runti
  * A streamed response: chunks go on as they arrive; the end is clean unless the runtime sent
  * the error trailers or the request was torn off before its last chunk.
  */
-function receiveStream(req: http.IncomingMessage, res: http.ServerResponse, invocation: Pending, contentType: string): void {
+function receiveStream(req: http.IncomingMessage, res: http.ServerResponse, invocation: Pending, contentType: string, drop = false): void {
   const body = new PassThrough();
   let settle!: (end: StreamEnd) => void;
   const ended = new Promise<StreamEnd>((resolve) => (settle = resolve));
@@ -279,7 +284,7 @@ function receiveStream(req: http.IncomingMessage, res: http.ServerResponse, invo
     const errorType = req.trailers['lambda-runtime-function-error-type'];
     const errorBody = req.trailers['lambda-runtime-function-error-body'];
     end(errorType === undefined ? { ok: true } : { ok: false, errorType, errorBody: errorBody === undefined ? '' : Buffer.from(errorBody, 'base64').toString('utf8') });
-    accepted(res);
+    accepted(res, drop);
   });
   // No terminating chunk: the runtime's connection went away mid-response.
   req.on('close', () => {
@@ -296,9 +301,11 @@ function documentErrorType(body: Buffer): string | undefined {
   }
 }
 
-function accepted(res: http.ServerResponse): void {
+function accepted(res: http.ServerResponse, drop = false): void {
   res.writeHead(202, { 'content-type': 'application/json' });
-  res.end('{"status":"OK"}');
+  res.end('{"status":"OK"}', () => {
+    if (drop) res.socket?.destroy();
+  });
 }
 
 function header(req: http.IncomingMessage, name: string): string | undefined {

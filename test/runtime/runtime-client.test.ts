@@ -34,8 +34,8 @@ afterEach(async () => {
 
 afterAll(() => rmSync(asset, { recursive: true, force: true }));
 
-async function probe(client: Client, handler = 'handlers.handler'): Promise<RealProbe> {
-  const started = await startRealProbe(handler, { environment: { AWS_LAMBDA_EXEC_WRAPPER: join(asset, 'runtime-wrapper.sh'), ...CHOICE[client] } });
+async function probe(client: Client, handler = 'handlers.handler', options: { dropConnectionAfterAnswer?: boolean } = {}): Promise<RealProbe> {
+  const started = await startRealProbe(handler, { environment: { AWS_LAMBDA_EXEC_WRAPPER: join(asset, 'runtime-wrapper.sh'), ...CHOICE[client] }, ...options });
   probes.push(started);
   return started;
 }
@@ -110,6 +110,13 @@ test('ours: a handler that returns without ending its stream fails the invocatio
   expect({ body: response.body.toString(), complete: response.complete }).toEqual({ body: 'started, never ended\n', complete: false });
   expect(ours.lambda.api.outcomes.at(-1)).toMatchObject({ result: 'Error', detail: expect.stringContaining('Response stream is not finished.') });
   expect((await ours.get('/ok')).status).toBe(200);
+});
+
+test('ours: an API that closes the kept connection after each acknowledgement, unannounced, costs no invocation and no restart', async () => {
+  const ours = await probe('gateway', 'handlers.handler', { dropConnectionAfterAnswer: true });
+  for (let i = 0; i < 20; i++) expect((await ours.get('/ok')).status).toBe(200);
+  expect(ours.lambda.api.outcomes.map((outcome) => outcome.result)).toEqual(Array(20).fill('ok'));
+  expect(ours.lambda.starts).toHaveLength(1);
 });
 
 test('a handler that cannot be loaded: `/init/error` with the same error type from both, and the process exits', async () => {

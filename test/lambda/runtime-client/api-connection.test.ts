@@ -174,6 +174,18 @@ test('after a refused answer, the next exchange succeeds on a new connection: th
   expect(peers).toHaveLength(2);
 });
 
+test('an answer saying Connection: close makes the next exchange open a new connection, the old one dropped', async () => {
+  const first = api.exchange(NEXT);
+  const peer = await requestAt(0);
+  peer.write(bytes('HTTP/1.1 202 Accepted\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok'));
+  expect((await first).status).toBe(202);
+  const second = api.exchange(NEXT);
+  (await requestAt(1)).write(sized('fresh'));
+  expect((await second).body.toString('latin1')).toBe('fresh');
+  expect(requests[1]?.peer).not.toBe(peer);
+  await until(() => peer.readableEnded || peer.destroyed, 'the client to drop the first connection');
+});
+
 test('a head over 64 KiB is refused even when it ends', async () => {
   const refused = expect(api.exchange(NEXT)).rejects.toThrow('the Runtime API sent an answer head over 64 KiB');
   (await requestAt(0)).write(bytes(`HTTP/1.1 200 OK\r\nX-Big: ${'a'.repeat(65 * 1024)}\r\nContent-Length: 0\r\n\r\n`));

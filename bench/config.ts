@@ -86,7 +86,7 @@ const USAGE = `npm run bench [-- options]
                  (--profile --reps 0: profiles only)
   --out DIR      where results go (default bench-results)
   --lambda-only  only the Lambda memory sizes: cold start, warm cost and price per size
-                 under a CPU quota, the bundle under the real runtime client (about 2 min)
+                 under a CPU quota, the bundle started as deployed (about 2 min)
                  (--lambda-only --profile: only where a warm request's CPU goes inside the
                  runtime, at a full CPU, with CPU per request; about 30 s)
   --no-lambda    everything but the Lambda memory sizes

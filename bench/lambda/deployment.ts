@@ -2,8 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { mintKey } from '../../lambda/auth/issue-key.ts';
 import { DynamoKeyStore } from '../../lambda/auth/key-store.ts';
 import { ensureKeyTable, ensureStatsTable, ensureUsageTable, localDynamo, startEmbeddedStore, type EmbeddedStore } from '../../bin/local/embedded-store.ts';
-// The real-runtime harness of test/runtime (the Lambda runtime interface client, a loopback
-// Runtime API and a Function URL front) and its SigV4-checking Secrets Manager fake, reused.
+// The real-runtime harness of test/runtime (a loopback Runtime API with Lambda's bootstrap, AWS's
+// runtime interface client, a Function URL front) and its SigV4-checking Secrets Manager fake, reused.
 import { buildRic } from '../../test/runtime/build-ric.ts';
 import { startFunctionUrlFront } from '../../test/runtime/function-url-front.ts';
 import { startLambdaEnvironment, type LambdaEnvironment } from '../../test/runtime/lambda-environment.ts';
@@ -17,9 +17,10 @@ import { benchRoutingConfig } from '../workloads.ts';
 import { startLoopbackTls, type LoopbackTls } from './loopback-tls.ts';
 
 /**
- * The gateway as deployed, on loopback: the production bundle under the real Lambda runtime
- * interface client (aws-lambda-ric, built once by test/runtime/build-ric.ts) behind a Function
- * URL front, reading its key from DynamoDB (dynalite), its upstream keys from Secrets Manager (a
+ * The gateway as deployed, on loopback: the production bundle started as Lambda starts it (the
+ * bootstrap runs the function's exec wrapper, which runs the gateway's runtime client, or AWS's
+ * aws-lambda-ric, built once by test/runtime/build-ric.ts, with GATEWAY_RUNTIME_CLIENT=aws in the
+ * function's environment) behind a Function URL front, reading its key from DynamoDB (dynalite), its upstream keys from Secrets Manager (a
  * fake that checks the SigV4 signature) and calling the benchmark's upstream stub, all three over
  * HTTPS (loopback-tls.ts). Each `startFunction` is a new execution environment: its first
  * request is a cold start (process start, runtime client, handler import, key lookup, secret

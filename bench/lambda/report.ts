@@ -7,7 +7,7 @@ import type { LambdaResults, SizeResult } from './sizes.ts';
 export function formatLambdaReport(results: LambdaResults, smoke: boolean): string {
   const lines = [
     `Lambda memory sizes${smoke ? ' (SMOKE RUN: one sample each, figures are meaningless)' : ''}: ${results.method}`,
-    `Production bundle under aws-lambda-ric behind a Function URL front; DynamoDB, Secrets Manager and the upstream over HTTPS on loopback.`,
+    `Production bundle as deployed (the exec wrapper, the gateway's runtime client) behind a Function URL front; DynamoDB, Secrets Manager and the upstream over HTTPS on loopback.`,
     `Cold start on demand: ${INIT_BURST} (as Lambda runs an on-demand environment); "throttled from start": the size's share from process start.`,
     `Others' load: up to ${(results.othersShare * 100).toFixed(0)} % of a core in a measured window; load average ${results.loadAverage.start.map((value) => value.toFixed(2)).join(' ')} at start, ${results.loadAverage.end.map((value) => value.toFixed(2)).join(' ')} at end.`,
     '',

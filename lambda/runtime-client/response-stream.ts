@@ -7,9 +7,11 @@ import { errorDocument } from './error-document.ts';
  * chunked, its error trailers declared up front.
  * https://docs.aws.amazon.com/lambda/latest/dg/runtimes-custom.html#runtimes-custom-response-streaming
  *
- * What the handler writes leaves as chunks; writes made in one turn of the event loop (its
- * microtasks included) leave in one socket write (the head, the prelude and a whole non-streamed answer together). A failure
- * ends the body with the error trailers, which Lambda reports as the invocation's error.
+ * What the handler writes leaves as chunks. Writes made in one turn of the event loop (its
+ * microtasks included) leave in one socket write, and the end of the response leaves at once: a
+ * whole non-streamed answer is one write (head, prelude, body, last chunk), sent before the
+ * handler's work after it. A failure ends the body with the error trailers, which Lambda reports
+ * as the invocation's error.
  */
 export const PRELUDE_CONTENT_TYPE = 'application/vnd.awslambda.http-integration-response';
 /** `HttpResponseStream.from` ends its JSON prelude with 8 NUL bytes; the body follows. */
@@ -66,6 +68,7 @@ export class InvocationResponseStream extends Writable {
     this.#send([
       Buffer.from(`0\r\nLambda-Runtime-Function-Error-Type: ${document.errorType.replace(/[^\x20-\x7e]/g, '?')}\r\nLambda-Runtime-Function-Error-Body: ${Buffer.from(JSON.stringify(document)).toString('base64')}\r\n\r\n`),
     ]);
+    this.#flush();
     if (!this.destroyed) this.destroy();
   }
 
@@ -92,8 +95,19 @@ export class InvocationResponseStream extends Writable {
     if (!this.#ended) {
       this.#ended = true;
       this.#send([LAST_CHUNK]);
+      this.#flush();
     }
     callback();
+  }
+
+  /**
+   * Sends what the turn's writes left corked. At the end of the response it runs at once: the
+   * handler's work after its answer (the gateway's usage writes) must not go out first.
+   */
+  #flush(): void {
+    if (!this.#corked) return;
+    this.#corked = false;
+    this.#socket.uncork();
   }
 
   /** Writes the parts, after the request head and prelude the first time; false when the socket is full. */
@@ -107,10 +121,7 @@ export class InvocationResponseStream extends Writable {
     if (!this.#corked) {
       this.#corked = true;
       this.#socket.cork();
-      setImmediate(() => {
-        this.#corked = false;
-        this.#socket.uncork();
-      });
+      setImmediate(() => this.#flush());
     }
     let room = true;
     for (const part of parts) room = this.#socket.write(part);

@@ -110,6 +110,18 @@ test('a prelude, an empty write and "hello" leave as the streaming POST: head, p
   expect(end).toBe(receivedBytes);
 });
 
+test('a whole answer is handed to the socket by the time the stream finishes, before what the handler does next', async () => {
+  const stream = new InvocationResponseStream(client, '127.0.0.1:9001', 'req-1');
+  stream.withPrelude({ statusCode: 200 });
+  stream.write('');
+  stream.write('the whole answer');
+  // Where middy runs the gateway's requestEnd (its usage writes): nothing of the answer may still be corked.
+  const corkedAtFinish = await new Promise<number>((resolve) => stream.end(() => resolve(client.writableCorked)));
+  expect(corkedAtFinish).toBe(0);
+  const { chunks } = await request();
+  expect(chunks.at(-1)?.toString('latin1')).toBe('the whole answer');
+});
+
 test('fail() after a chunk ends the body with the error trailers; a second fail() or end() writes nothing more', async () => {
   const stream = new InvocationResponseStream(client, '127.0.0.1:9001', 'req-1');
   await new Promise((resolve) => stream.write('partial', resolve));

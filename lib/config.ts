@@ -159,10 +159,10 @@ const GatewayContextSchema = z
     timeoutSeconds: z.int().min(1).max(MAX_TIMEOUT_SECONDS).default(MAX_TIMEOUT_SECONDS),
     /**
      * 256 MB: a stream holds the function for the model's whole answer, so duration is billed by
-     * memory for every second of it. With a warm request at about 1.0-1.4 ms of CPU, a request that
-     * arrives as an agent's turns do adds about 4 ms at 256 MB (about as much at 1,024 MB), and an
-     * on-demand cold start takes about 0.17-0.19 s, for half the price of 512 MB (npm run bench;
-     * docs/deployment.md, "Memory size"). Back-to-back requests on one environment add about 16-18 ms at 256 MB.
+     * memory for every second of it. With a warm request at about 0.7-1.4 ms of CPU, a request that
+     * arrives as an agent's turns do adds about 3 ms at 256 MB (about as much at 1,024 MB), and an
+     * on-demand cold start takes about 0.14 s, for half the price of 512 MB (npm run bench;
+     * docs/deployment.md, "Memory size"). Back-to-back requests on one environment add about 13 ms at 256 MB.
      */
     memoryMb: z.int().min(128).max(10_240).default(256),
     /**

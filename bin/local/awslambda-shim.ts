@@ -1,4 +1,6 @@
 import { Writable } from 'node:stream';
+import { STREAMING } from '../../lambda/runtime-client/globals.ts';
+import { PRELUDE_CONTENT_TYPE } from '../../lambda/runtime-client/response-stream.ts';
 
 /**
  * A stand-in for the two `awslambda` globals the Node.js Lambda runtime provides to streaming
@@ -6,11 +8,9 @@ import { Writable } from 'node:stream';
  * cookies) as a JSON prelude and 8 NUL bytes before the first body byte, which the Function URL
  * decodes into the HTTP head; here the front end (function-url-server.ts) is in the same process,
  * so `from` hands it the metadata itself: no encoding, decoding and two extra writes per request.
- * The real runtime's prelude is exercised under the real runtime client (test/runtime/).
+ * The real prelude is written by the gateway's runtime client (lambda/runtime-client/), whose
+ * constants these are, and exercised under it in test/runtime/.
  */
-export const PRELUDE_CONTENT_TYPE = 'application/vnd.awslambda.http-integration-response';
-const STREAMING = Symbol.for('aws.lambda.runtime.handler.streaming');
-
 /** What `HttpResponseStream.from` is given, as Lambda's prelude carries it. */
 export interface ResponseMetadata {
   statusCode?: number;

@@ -1,6 +1,7 @@
 import type http from 'node:http';
 import type { AbandonReason } from '../../lambda/request-state.ts';
-import { LocalResponseStream, PRELUDE_CONTENT_TYPE, type ResponseMetadata } from './awslambda-shim.ts';
+import { PRELUDE_CONTENT_TYPE } from '../../lambda/runtime-client/response-stream.ts';
+import { LocalResponseStream, type ResponseMetadata } from './awslambda-shim.ts';
 
 /**
  * The runtime's response stream: the metadata `HttpResponseStream.from` was given becomes the

@@ -25,6 +25,7 @@ describe('parseGatewayConfig', () => {
       routing: ROUTING,
       timeoutSeconds: 900,
       memoryMb: 256,
+      runtimeClient: 'gateway',
       reservedConcurrency: 100,
       logRetentionDays: 90,
       cors: undefined,

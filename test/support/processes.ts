@@ -112,3 +112,16 @@ export async function eventually(assertion: () => void, timeoutMs = 3_000): Prom
     }
   }
 }
+
+/**
+ * Polls (every millisecond) until `probe` gives a value, and returns it; fails after `timeoutMs`
+ * naming `what`, instead of leaving a test to jest's own timeout.
+ */
+export async function until<T>(probe: () => T | undefined | false, what: string, timeoutMs = 5_000): Promise<T> {
+  for (const end = Date.now() + timeoutMs; ; ) {
+    const value = probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+}

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { RuntimeApiConnection } from '../../../lambda/runtime-client/api-connection.ts';
+import { until } from '../../support/processes.ts';
 
 /**
  * RuntimeApiConnection against a real loopback server that writes raw HTTP bytes, so the test
@@ -41,16 +42,6 @@ afterEach(async () => {
   for (const peer of peers) peer.destroy();
   await new Promise((resolve) => server.close(resolve));
 });
-
-/** Polls until probe gives a value; fails the test after a few seconds instead of hanging jest. */
-async function until<T>(probe: () => T | undefined | false, what: string): Promise<T> {
-  for (let tries = 0; tries < 5000; tries++) {
-    const value = probe();
-    if (value !== undefined && value !== false) return value;
-    await new Promise((resolve) => setTimeout(resolve, 1));
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
 
 /** The socket the n-th request arrived on, once it has. */
 const requestAt = (n: number) => until(() => requests[n]?.peer, `request ${n}`);

@@ -1,5 +1,6 @@
 import net from 'node:net';
 import { InvocationResponseStream } from '../../../lambda/runtime-client/response-stream.ts';
+import { until } from '../../support/processes.ts';
 
 /**
  * InvocationResponseStream on a real loopback socket: the server keeps the raw bytes the stream
@@ -36,16 +37,6 @@ afterEach(async () => {
   peer.destroy();
   await new Promise((resolve) => server.close(resolve));
 });
-
-/** Polls until probe gives a value; fails the test after a few seconds instead of hanging jest. */
-async function until<T>(probe: () => T | undefined | false, what: string): Promise<T> {
-  for (let tries = 0; tries < 5000; tries++) {
-    const value = probe();
-    if (value !== undefined && value !== false) return value;
-    await new Promise((resolve) => setTimeout(resolve, 1));
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
 
 /** Header names in lower case, trailer names as sent; end: where the request ended in the bytes. */
 type Request = { requestLine: string; headers: Record<string, string>; chunks: Buffer[]; trailers: Record<string, string>; end: number };

@@ -11,7 +11,8 @@
 #   runs several invocations per environment (AWS_LAMBDA_MAX_CONCURRENCY: ours serves one at a
 #   time), when the file is missing, or when the last argument is not a runtime's index.mjs.
 # https://docs.aws.amazon.com/lambda/latest/dg/runtimes-modify.html#runtime-wrapper
-own="$(dirname "$0")/runtime-client.mjs"
+# Beside this script; ${0%/*} is its directory without starting another process.
+own="${0%/*}/runtime-client.mjs"
 swap=yes
 if [ "${GATEWAY_RUNTIME_CLIENT:-gateway}" = aws ] || [ -n "${AWS_LAMBDA_MAX_CONCURRENCY:-}" ] || [ ! -f "$own" ]; then swap=no; fi
 count=$#

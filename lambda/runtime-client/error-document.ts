@@ -13,3 +13,8 @@ export function errorDocument(error: unknown): ErrorDocument {
   if (error instanceof Error) return { errorType: error.name || 'Error', errorMessage: error.message, trace: error.stack?.split('\n') ?? [] };
   return { errorType: typeof error, errorMessage: String(error), trace: [] };
 }
+
+/** An error type as a header value: printable ASCII only (an error's name is anyone's to set). */
+export function headerSafe(value: string): string {
+  return value.replace(/[^\x20-\x7e]/g, '?');
+}

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { RuntimeApiConnection, type ApiAnswer } from './api-connection.ts';
-import { errorDocument } from './error-document.ts';
+import { errorDocument, headerSafe } from './error-document.ts';
 import { installGlobals, STREAMING } from './globals.ts';
 import { InvocationResponseStream } from './response-stream.ts';
 
@@ -80,9 +80,10 @@ export async function runRuntimeClient(env: NodeJS.ProcessEnv = process.env): Pr
     handler = await loadHandler(taskRoot, handlerName);
   } catch (error) {
     logError('init error', undefined, error);
-    const document = JSON.stringify(errorDocument(error));
+    const document = errorDocument(error);
+    const body = JSON.stringify(document);
     await api.exchange(
-      `POST ${API}/init/error HTTP/1.1\r\nHost: ${address}\r\nLambda-Runtime-Function-Error-Type: ${errorDocument(error).errorType}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(document)}\r\n\r\n${document}`,
+      `POST ${API}/init/error HTTP/1.1\r\nHost: ${address}\r\nLambda-Runtime-Function-Error-Type: ${headerSafe(document.errorType)}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
     throw error;
   }

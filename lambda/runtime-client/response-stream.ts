@@ -1,6 +1,6 @@
 import type net from 'node:net';
 import { Writable } from 'node:stream';
-import { errorDocument } from './error-document.ts';
+import { errorDocument, headerSafe } from './error-document.ts';
 
 /**
  * One invocation's streamed response to the Runtime API: `POST …/response` in the streaming mode,
@@ -66,7 +66,7 @@ export class InvocationResponseStream extends Writable {
     const document = errorDocument(error);
     this.#ended = true;
     this.#send([
-      Buffer.from(`0\r\nLambda-Runtime-Function-Error-Type: ${document.errorType.replace(/[^\x20-\x7e]/g, '?')}\r\nLambda-Runtime-Function-Error-Body: ${Buffer.from(JSON.stringify(document)).toString('base64')}\r\n\r\n`),
+      Buffer.from(`0\r\nLambda-Runtime-Function-Error-Type: ${headerSafe(document.errorType)}\r\nLambda-Runtime-Function-Error-Body: ${Buffer.from(JSON.stringify(document)).toString('base64')}\r\n\r\n`),
     ]);
     this.#flush();
     if (!this.destroyed) this.destroy();

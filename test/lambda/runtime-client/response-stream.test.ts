@@ -151,6 +151,16 @@ test('fail() before anything was written still sends the head, then the last chu
   expect(end).toBe(receivedBytes);
 });
 
+test('an error whose name carries a line break cannot add a header: the trailer\'s type is made printable, the body keeps it', async () => {
+  const stream = new InvocationResponseStream(client, '127.0.0.1:9001', 'req-1');
+  stream.fail(Object.assign(new Error('odd'), { name: 'Bad\r\nX-Injected: 1' }));
+  const { trailers, end } = await request();
+  expect(Object.keys(trailers)).toEqual(ERROR_TRAILERS);
+  expect(trailers['Lambda-Runtime-Function-Error-Type']).toBe('Bad??X-Injected: 1');
+  expect(JSON.parse(Buffer.from(trailers['Lambda-Runtime-Function-Error-Body'] as string, 'base64').toString('utf8'))).toMatchObject({ errorType: 'Bad\r\nX-Injected: 1' });
+  expect(end).toBe(receivedBytes);
+});
+
 test('setContentType works until the first write and throws "Cannot set content-type, too late." after it', async () => {
   const stream = new InvocationResponseStream(client, '127.0.0.1:9001', 'req-1');
   stream.setContentType('text/plain');

@@ -23,13 +23,13 @@ export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** The Lambda entry module; exported for the bundle-budget test. */
 export const HANDLER_ENTRY = fileURLToPath(new URL('../../lambda/handler.ts', import.meta.url));
 
+/** Matches the runtime below; with Runtime.NODEJS_22_X (the fallback) use 'node22'. */
+const NODE_TARGET = 'node24';
+
 /**
  * How the handler is bundled. The bundle-budget test builds with this same object, so the size
  * and the module list it checks are those of what deploys.
  */
-/** Matches the runtime below; with Runtime.NODEJS_22_X (the fallback) use 'node22'. */
-const NODE_TARGET = 'node24';
-
 export const HANDLER_BUNDLING = {
   format: OutputFormat.ESM,
   target: NODE_TARGET,

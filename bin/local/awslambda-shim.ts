@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { STREAMING } from '../../lambda/runtime-client/globals.ts';
+import { streamifyResponse } from '../../lambda/runtime-client/globals.ts';
 import { PRELUDE_CONTENT_TYPE } from '../../lambda/runtime-client/response-stream.ts';
 
 /**
@@ -9,8 +9,9 @@ import { PRELUDE_CONTENT_TYPE } from '../../lambda/runtime-client/response-strea
  * decodes into the HTTP head; here the front end (function-url-server.ts) is in the same process,
  * so `from` hands it the metadata itself: no encoding, decoding and two extra writes per request.
  * The real prelude is written by the gateway's runtime client (lambda/runtime-client/), whose
- * constants these are, and exercised under it in test/runtime/.
+ * constants and `streamifyResponse` these are, and exercised under it in test/runtime/.
  */
+
 /** What `HttpResponseStream.from` is given, as Lambda's prelude carries it. */
 export interface ResponseMetadata {
   statusCode?: number;
@@ -51,10 +52,7 @@ export function installAwsLambdaGlobal(): void {
   if (typeof global.awslambda?.streamifyResponse === 'function') return;
   global.awslambda ??= {};
   Object.assign(global.awslambda, {
-    streamifyResponse<T extends object>(handler: T): T {
-      Object.defineProperty(handler, STREAMING, { value: 'response' });
-      return handler;
-    },
+    streamifyResponse,
     HttpResponseStream: {
       from(stream: LocalResponseStream, metadata: ResponseMetadata): LocalResponseStream {
         stream.setContentType(PRELUDE_CONTENT_TYPE);

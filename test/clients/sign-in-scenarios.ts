@@ -35,7 +35,7 @@ export const CLAUDE_SIGN_IN = {
     'Sign-in: a person over a spend cap: the turn is refused with the reset time, nothing goes upstream',
     'A third turn takes her past $5.00; the next is refused before any upstream: 429 billing_error, x-should-retry false, anthropic-ratelimit-unified-status rejected, and Claude Code shows the gateway\'s message (the daily cap, when it resets, whom to ask) and does not retry.',
   ),
-  logout: row('sign-in-logout', 'Sign-in: /logout revokes both tokens; the old token is refused at once', 'Claude Code posts the access token, then the refresh token, to the revocation endpoint; the gateway then answers the old access token 401 authentication_error with x-should-retry: false, and the refresh token invalid_grant.'),
+  logout: row('sign-in-logout', 'Sign-in: /logout revokes both tokens; the old token is refused at once', 'Claude Code posts the access token and the refresh token (in either order) to the revocation endpoint; the gateway then answers the old access token 401 authentication_error with x-should-retry: false, and the refresh token invalid_grant.'),
   removed: row('sign-in-removed', 'Sign-in: a person removed at the IdP is asked to sign in again at the next refresh', 'Bob signs in with /login; he is removed at the IdP; at his next turn Claude Code refreshes, the gateway asks the IdP, answers 401 invalid_grant and ends the session; the turn\'s request is refused 401 (x-should-retry: false) and Claude Code says "Please run /login".'),
   helper: row(
     'sign-in-helper',

@@ -90,7 +90,7 @@ export const CLAUDE_SCENARIOS = {
 export const CODEX_SCENARIOS = {
   ...sharedRows({
     fallback529: 'A route whose primary is the Responses upstream and whose fallback is the Anthropic upstream (through the translator): the primary\'s 529 never reaches Codex; one 200 with x-gateway-upstream naming the fallback, and the gateway log lists both tries.',
-    fallback429: 'Codex does not retry 429s itself (retry_429: false in its provider settings); the gateway\'s fallback turns the rate limit into a served turn.',
+    fallback429: 'Codex\'s HTTP layer does not retry a 429 (retry_429: false in its provider settings); its turn loop does, after a delay (the next row); the gateway\'s fallback turns the rate limit into a served turn at once.',
     overloaded: 'The upstream answers as it does when overloaded: OpenAI formats 503, Anthropic 529 overloaded_error, Bedrock ServiceUnavailableException (503). Codex gets 503 every time, retries, and gets the answer.',
     midstream: 'The gateway ends the stream with response.failed (server_error); Codex reconnects and gets the answer.',
     streamError: 'After a few events the upstream fails in its own format: Responses response.failed, Anthropic event: error (overloaded_error), a Chat Completions chunk carrying error, Bedrock an exception frame (modelStreamErrorException). Codex gets response.failed, reconnects, and gets the answer; the gateway logs the first try upstream_error.',

@@ -4,7 +4,7 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { nodeFlagsOf, npmStartNodeFlags } from '../../bench/processes.ts';
 import { importGraph, RUNTIME_ENTRIES } from '../support/import-graph.ts';
-import { childEnv, firstKey, runKeys, tempDir } from '../support/processes.ts';
+import { childEnv, firstKey, runKeys, tempDir, until } from '../support/processes.ts';
 import { ChaosGateway } from './support/gateway.ts';
 import { expectBelow } from './support/measure.ts';
 
@@ -27,12 +27,8 @@ function watch(child: ChildProcess): { output: () => string; stderr: () => strin
   return { output: () => output, stderr: () => stderr, exited: new Promise((resolve) => child.once('exit', (code) => resolve({ code, at: Date.now() }))) };
 }
 
-async function until(condition: () => boolean, what: string, timeoutMs: number, output: () => string): Promise<void> {
-  for (const end = Date.now() + timeoutMs; !condition(); ) {
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; output:\n${output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+/** How these tests wait on a process: every 25 ms, its output in the failure. */
+const waitingOn = (run: { output: () => string }, timeoutMs: number) => ({ timeoutMs, everyMs: 25, detail: () => `output:\n${run.output()}` });
 
 const alive = (pid: number) => {
   try {
@@ -65,7 +61,7 @@ describe('1. the process a manager signals, npm or node, stops the gateway', () 
     const run = watch(child);
     let gatewayPid: number | undefined;
     try {
-      await until(() => run.output().includes('\nReady.'), 'npm start to be ready', 20_000, run.output);
+      await until(() => run.output().includes('\nReady.'), 'npm start to be ready', waitingOn(run, 20_000));
       const url = /Gateway listening on (http:\/\/\S+)/.exec(run.output())?.[1] as string;
       gatewayPid = JSON.parse(readFileSync(join(dataDir, 'lock.json'), 'utf8')).pid as number;
       expect(gatewayPid).not.toBe(child.pid);
@@ -74,7 +70,7 @@ describe('1. the process a manager signals, npm or node, stops the gateway', () 
 
       const signalledAt = Date.now();
       child.kill(signal);
-      await until(() => !alive(gatewayPid as number), `the gateway (pid ${gatewayPid}) to exit after ${signal} to npm`, GRACE_MS + 8_000, run.output);
+      await until(() => !alive(gatewayPid as number), `the gateway (pid ${gatewayPid}) to exit after ${signal} to npm`, waitingOn(run, GRACE_MS + 8_000));
       expectBelow(Date.now() - signalledAt, GRACE_MS + 5_000, `ms from ${signal} to npm until the gateway had exited`);
       expect(existsSync(join(dataDir, 'lock.json'))).toBe(false);
       const { port } = new URL(url);
@@ -150,7 +146,7 @@ describe('1. the systemd unit and the container of docs/single-host.md work as w
     const child = spawn(process.execPath, args, { cwd: ROOT, env: childEnv({ ...env, PORT: '0', GATEWAY_DATA_DIR: dataDir }) });
     const run = watch(child);
     try {
-      await until(() => run.output().includes('\nReady.'), 'the documented command to be ready', 20_000, run.output);
+      await until(() => run.output().includes('\nReady.'), 'the documented command to be ready', waitingOn(run, 20_000));
       const url = /Gateway listening on (http:\/\/\S+)/.exec(run.output())?.[1] as string;
       expect(await ask(url, firstKey(run.output()), 'documented')).toBe(200);
       const signalledAt = Date.now();

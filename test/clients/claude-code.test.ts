@@ -1,13 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { until } from '../support/processes.ts';
 import { CLAUDE, claudeEnv, claudeSettings, runClaude, type ClaudeResult } from './clis.ts';
 import { CellBook } from './conformance.ts';
 import { startEnvironment, withBase, type ClientsEnvironment, type IssuedKey } from './environment.ts';
 import { assertIsolated } from './isolation.ts';
-import { clientRequests, describeRun, expectBedrockRewrite, expectUpstreamCredentials, logsFor, stubOf, tapPosts, toolCalls, toolResults, until } from './observe.ts';
+import { clientRequests, describeRun, expectBedrockRewrite, expectUpstreamCredentials, logsFor, stubOf, tapPosts, toolCalls, toolResults } from './observe.ts';
 import { CLAUDE_ROUTES, FALLBACK_ROUTES, listedClaudeModels, type RouteSpec } from './routes.ts';
 import { CLAUDE_SCENARIOS as S } from './scenarios.ts';
-import { describeClient, expectPlainTurn, reasoningRoundTrip, RUN_TIMEOUT_MS, type ClientDriver } from './shared-cells.ts';
+import { describeClient, expectPlainTurn, POLL, reasoningRoundTrip, RUN_TIMEOUT_MS, type ClientDriver } from './shared-cells.ts';
 
 /**
  * Claude Code (the real native CLI, `-p` mode, configured with the settings file the key CLI
@@ -79,7 +80,7 @@ async function keyWithSpent(route: RouteSpec, fraction: number): Promise<IssuedK
   });
   await response.text();
   const requestId = response.headers.get('request-id');
-  await until(() => env.gatewayLogs().some((line) => line.requestId === requestId));
+  await until(() => env.gatewayLogs().some((line) => line.requestId === requestId), `the log line of ${requestId}`, POLL);
   const cost = env.gatewayLogs().find((line) => line.requestId === requestId)?.costUsd as number;
   // The budget in whole micro-dollars (the CLI takes 6 decimals), so the fraction spent is exact.
   const micro = Math.round(cost * 1e6);
@@ -214,7 +215,7 @@ describeClient(driver, S, (route, cell) => {
     expect(toolResults(creates[2]!.request)).toEqual([expect.objectContaining({ id: creates[0]?.answer?.toolCall?.id, output: expect.stringContaining('Explored: nothing here.') })]);
     const subagentCall = tapPosts(env, MESSAGES).find((exchange) => exchange.headers['x-claude-code-agent-id'] !== undefined);
     expect(JSON.parse(subagentCall?.body ?? '{}').model).toBe(route.smallModel);
-    await until(() => logsFor(env, route.smallModel!).length > 0);
+    await until(() => logsFor(env, route.smallModel!).length > 0, 'the small model\'s log line', POLL);
     const line = logsFor(env, route.smallModel!);
     expect(line).toEqual([expect.objectContaining({ status: 200, upstream: route.stub })]);
     expect(line[0]?.upstreamModel).toBe(route.smallUpstreamModel);
@@ -233,7 +234,7 @@ describeClient(driver, S, (route, cell) => {
     expect(lists).toEqual([expect.objectContaining({ status: 200 })]);
     expect(lists[0]?.headers.authorization).toBe(`Bearer ${env.issued.key}`);
     const cache = join(home, '.claude', 'cache', 'gateway-models.json');
-    await until(() => existsSync(cache));
+    await until(() => existsSync(cache), `the model cache ${cache}`, POLL);
     // {"baseUrl","fetchedAt","models":[{"id","display_name"}]}: only claude*/anthropic* ids are kept.
     const cached = JSON.parse(readFileSync(cache, 'utf8')) as { baseUrl?: string; models?: { id: string }[] };
     expect(cached.baseUrl).toBe(env.issued.setup.claudeCode.env.ANTHROPIC_BASE_URL);

@@ -89,14 +89,6 @@ export function expectBedrockRewrite(post: TapExchange, upstreamBody: Json): voi
   expect(post.response).not.toContain('invocationMetrics');
 }
 
-export async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
 /** A short description of a CLI run for failure messages. */
 export function describeRun(run: { code: number | null; signal: string | null; durationMs: number; timedOut: boolean; stdout: string; stderr: string }): string {
   return `exit ${run.code ?? run.signal} after ${run.durationMs} ms${run.timedOut ? ' (TIMED OUT)' : ''}\n--- stdout (end)\n${run.stdout.slice(-1500)}\n--- stderr (end)\n${run.stderr.slice(-1500)}`;

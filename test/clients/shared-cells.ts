@@ -1,6 +1,7 @@
+import { until } from '../support/processes.ts';
 import { recordProbe, type CellBook, type Scenario } from './conformance.ts';
 import type { ClientsEnvironment } from './environment.ts';
-import { clientRequests, expectUpstreamCredentials, logsFor, reasoningItems, stubOf, tapPosts, until } from './observe.ts';
+import { clientRequests, expectUpstreamCredentials, logsFor, reasoningItems, stubOf, tapPosts } from './observe.ts';
 import { CROSS_FORMAT_READY, type Client, type FALLBACK_ROUTES, type RouteId, type RouteSpec } from './routes.ts';
 import type { SharedRows } from './scenarios.ts';
 import type { ScriptedUpstream } from './upstream/scripted-upstream.ts';
@@ -15,6 +16,8 @@ import type { Json, WireFormat } from './upstream/wire.ts';
 
 /** One CLI run's limit: a hang is killed then and fails its cell, not the suite. */
 export const RUN_TIMEOUT_MS = 60_000;
+/** How the suite waits for the gateway's log lines and files: every 25 ms for 5 s, a CLI beside it needing the CPU. */
+export const POLL = { everyMs: 25 };
 /** Per cell: room for two CLI runs. */
 const TEST_TIMEOUT_MS = 150_000;
 
@@ -144,7 +147,7 @@ async function recovers(driver: ClientDriver, route: RouteSpec, failure: { break
   const posts = tapPosts(driver.env, driver.path);
   expect(posts[0]?.status).toBe(200);
   for (const pattern of recovery.ended) expect(posts[0]?.response).toMatch(pattern);
-  await until(() => logsFor(driver.env, route.model).length >= 2);
+  await until(() => logsFor(driver.env, route.model).length >= 2, 'two log lines of the turn', POLL);
   expect(logsFor(driver.env, route.model).map((line) => line.outcome).slice(-2)).toEqual([outcome, 'ok']);
 }
 
@@ -158,7 +161,7 @@ async function primaryFails(driver: ClientDriver, status: number): Promise<void>
   expect(posts.map((exchange) => exchange.status)).toEqual([200]);
   expect(posts[0]?.responseHeaders['x-gateway-upstream']).toBe(route.fallback);
   expect(env.stubs[route.primary].creates().map((exchange) => exchange.status)).toEqual([status]);
-  await until(() => logsFor(env, route.model).length > 0);
+  await until(() => logsFor(env, route.model).length > 0, 'the turn\'s log line', POLL);
   expect(logsFor(env, route.model)[0]).toMatchObject({ status: 200, upstream: route.fallback, attempts: [{ upstream: route.primary, status }, { upstream: route.fallback, model: route.fallbackModel, status: 200 }] });
 }
 
@@ -179,7 +182,7 @@ export async function expectPlainTurn(driver: ClientDriver, route: RouteSpec, an
   } else {
     expect(answer).toContain(simulatorGreeting);
   }
-  await until(() => logsFor(driver.env, route.model).length > 0);
+  await until(() => logsFor(driver.env, route.model).length > 0, 'the turn\'s log line', POLL);
   expect(logsFor(driver.env, route.model)[0]).toMatchObject({ route: driver.format, status: 200, outcome: 'ok', upstream: route.stub ?? 'sim', usage: expect.objectContaining({ outputTokens: expect.any(Number) }) });
 }
 

@@ -114,14 +114,21 @@ export async function eventually(assertion: () => void, timeoutMs = 3_000): Prom
 }
 
 /**
- * Polls (every millisecond) until `probe` gives a value, and returns it; fails after `timeoutMs`
- * naming `what`, instead of leaving a test to jest's own timeout.
+ * Polls `probe` until it gives a value, and returns it; fails after `timeoutMs` naming `what` (and
+ * `detail()`, say a process's output), instead of leaving a test to jest's own timeout. `everyMs`
+ * is the pause between probes: a millisecond for a socket's state, longer where the probe scans
+ * logs while other processes (a CLI, a server) need the CPU.
  */
-export async function until<T>(probe: () => T | undefined | false, what: string, timeoutMs = 5_000): Promise<T> {
+export async function until<T>(
+  probe: () => T | undefined | false,
+  what: string,
+  options: { timeoutMs?: number; everyMs?: number; detail?: () => string } = {},
+): Promise<T> {
+  const { timeoutMs = 5_000, everyMs = 1, detail } = options;
   for (const end = Date.now() + timeoutMs; ; ) {
     const value = probe();
     if (value !== undefined && value !== false) return value;
-    if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 1));
+    if (Date.now() > end) throw new Error(`gave up after ${timeoutMs} ms waiting for ${what}${detail ? `; ${detail()}` : ''}`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
 }

@@ -21,10 +21,10 @@ import { startLoopbackTls, type LoopbackTls } from './loopback-tls.ts';
  * bootstrap runs the function's exec wrapper, which runs the gateway's runtime client, or AWS's
  * aws-lambda-ric, built once by test/runtime/build-ric.ts, with GATEWAY_RUNTIME_CLIENT=aws in the
  * function's environment) behind a Function URL front, reading its key from DynamoDB (dynalite),
- * its upstream keys from Secrets Manager (a fake that checks the SigV4 signature) and calling the benchmark's upstream stub, all three over
- * HTTPS (loopback-tls.ts). Each `startFunction` is a new execution environment: its first
- * request is a cold start (process start, runtime client, handler import, key lookup, secret
- * read, upstream call), the next ones are warm.
+ * its upstream keys from Secrets Manager (a fake that checks the SigV4 signature) and calling the
+ * benchmark's upstream stub, all three over HTTPS (loopback-tls.ts). Each `startFunction` is a
+ * new execution environment: its first request is a cold start (process start, runtime client,
+ * handler import, key lookup, secret read, upstream call), the next ones are warm.
  */
 export interface Deployment {
   /** A key issued in the function's key table. */

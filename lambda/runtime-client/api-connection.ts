@@ -35,8 +35,9 @@ export class RuntimeApiConnection {
 
   constructor(address: string) {
     const colon = address.lastIndexOf(':');
-    const port = Number(address.slice(colon + 1));
-    if (colon <= 0 || !/^\d{1,5}$/.test(address.slice(colon + 1)) || port < 1 || port > 65_535) throw new Error(`AWS_LAMBDA_RUNTIME_API is not host:port: ${address}`);
+    const digits = address.slice(colon + 1);
+    const port = Number(digits);
+    if (colon <= 0 || !/^\d{1,5}$/.test(digits) || port < 1 || port > 65_535) throw new Error(`AWS_LAMBDA_RUNTIME_API is not host:port: ${address}`);
     this.address = address;
     this.#host = address.slice(0, colon);
     this.#port = port;
